@@ -1,0 +1,230 @@
+"""Corpus files → papers: the seed format, JSON Lines, CSV and BibTeX, de-duplicated across files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .bibtex import parse_bibtex
+from .errors import InputError
+from .files import read_text
+from .items import Paper, Skipped
+from .text import clean_text, derived_title, doi_key, text_id, title_key
+
+log = logging.getLogger(__name__)
+
+MAX_ABSTRACT_CHARS = 20_000
+_KNOWN_KEYS = {"id", "title", "abstract", "authors", "url", "doi", "year", "venue"}
+
+
+@dataclass
+class CorpusLoad:
+    """Papers read from one or more files, with what was skipped or merged as duplicates."""
+
+    papers: list[Paper] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    duplicates: int = 0
+
+
+def corpus_format(path: Path) -> str:
+    """The format name for a corpus file, from its extension (seed files are plain .txt)."""
+    suffix = path.suffix.lower()
+    formats = {".txt": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".bib": "bibtex"}
+    if suffix not in formats:
+        raise InputError(
+            f"unknown corpus format '{suffix or '(none)'}' (use .txt seed, .jsonl, .csv or .bib)",
+            path=path,
+        )
+    return formats[suffix]
+
+
+def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
+    """Read every corpus file and de-duplicate papers across them (first occurrence wins)."""
+    result = CorpusLoad()
+    seen: dict[str, int] = {}
+    for path in map(Path, paths):
+        fmt = corpus_format(path)
+        text = read_text(path)
+        papers, skipped = _READERS[fmt](text, path)
+        result.skipped.extend(skipped)
+        if not papers:
+            raise InputError("no papers found", path=path)
+        for paper in papers:
+            keys = _paper_keys(paper)
+            if any(key in seen for key in keys):
+                result.duplicates += 1
+                continue
+            for key in keys:
+                seen[key] = len(result.papers)
+            result.papers.append(paper)
+    return result
+
+
+def _paper_keys(paper: Paper) -> list[str]:
+    """Identity keys: id, DOI, abstract text and (real) title; any shared key means the same paper."""
+    keys = [f"id:{paper.id}"]
+    if paper.doi:
+        keys.append(f"doi:{doi_key(paper.doi)}")
+    if paper.abstract:
+        keys.append(f"abstract:{title_key(paper.abstract)}")
+    if not paper.title_derived and paper.title:
+        keys.append(f"title:{title_key(paper.title)}")
+    return keys
+
+
+def make_paper(
+    *,
+    where: str,
+    id: str = "",
+    title: str = "",
+    abstract: str | None = None,
+    authors: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+    **fields: Any,
+) -> Paper:
+    """Build a clean Paper; untitled abstracts get a derived title and a text-based id."""
+    abstract = clean_text(abstract) or None
+    if abstract and len(abstract) > MAX_ABSTRACT_CHARS:
+        log.warning("%s: abstract of %d characters cut to %d", where, len(abstract), MAX_ABSTRACT_CHARS)
+        abstract = abstract[:MAX_ABSTRACT_CHARS]
+    title = clean_text(title)
+    if not title and not abstract:
+        raise ValueError("no title and no abstract")
+    derived = not title
+    if derived:
+        title = derived_title(abstract or "")
+    year = fields.pop("year", None)
+    try:
+        year = int(str(year)[:4]) if year not in (None, "") else None
+    except ValueError:
+        year = None
+    clean_fields = {k: clean_text(str(v), latex=False) for k, v in fields.items() if v}
+    return Paper(
+        id=str(id).strip() or text_id(abstract if derived else title),
+        title=title,
+        abstract=abstract,
+        authors=tuple(a for a in (clean_text(a) for a in authors) if a),
+        year=year,
+        title_derived=derived,
+        metadata=metadata or {},
+        **clean_fields,
+    )
+
+
+def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
+    """The seed format: one header line, then abstracts separated by blank lines."""
+    lines = text.splitlines()
+    venue = clean_text(lines[0])
+    papers: list[Paper] = []
+    paragraph: list[str] = []
+    start = 0
+    for number, line in enumerate([*lines[1:], ""], start=2):
+        if line.strip():
+            if not paragraph:
+                start = number
+            paragraph.append(line)
+        elif paragraph:
+            papers.append(make_paper(where=f"{path}:{start}", abstract=" ".join(paragraph),
+                                     venue=venue, metadata={"source_line": start}))
+            paragraph = []
+    return papers, []
+
+
+def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
+    """JSON Lines: one object per line with id, title, abstract, authors, url, … (extra keys kept)."""
+    papers, skipped = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            skipped.append(Skipped(f"{path}:{number}", f"not valid JSON ({error.msg})"))
+            continue
+        if not isinstance(row, dict):
+            skipped.append(Skipped(f"{path}:{number}", "not a JSON object"))
+            continue
+        _append_row(row, f"{path}:{number}", papers, skipped)
+    return papers, skipped
+
+
+def _read_csv(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
+    """CSV with a header row naming at least `title` or `abstract`; authors split on ';'."""
+    reader = csv.DictReader(io.StringIO(text))
+    fields = {name.strip().lower() for name in reader.fieldnames or []}
+    if not fields & {"title", "abstract"}:
+        raise InputError("CSV header needs a 'title' or 'abstract' column", path=path, line=1)
+    papers, skipped = [], []
+    for row in reader:
+        row = {(k or "").strip().lower(): v for k, v in row.items() if k}
+        authors = row.pop("authors", "") or ""
+        row["authors"] = [a.strip() for a in authors.split(";") if a.strip()]
+        _append_row(row, f"{path}:{reader.line_num}", papers, skipped)
+    return papers, skipped
+
+
+def _read_bibtex(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
+    """BibTeX: title, abstract, author (' and '-separated), url, doi, year, booktitle/journal."""
+    entries, skipped = parse_bibtex(text, path)
+    papers = []
+    for entry in entries:
+        row = {
+            "id": entry["ID"],
+            "title": entry.get("title", ""),
+            "abstract": entry.get("abstract"),
+            "authors": split_bibtex_authors(entry.get("author", "")),
+            "url": entry.get("url", ""),
+            "doi": entry.get("doi", ""),
+            "year": entry.get("year"),
+            "venue": entry.get("booktitle") or entry.get("journal", ""),
+        }
+        _append_row(row, f"{path}:{entry['_line']}", papers, skipped)
+    return papers, skipped
+
+
+def split_bibtex_authors(value: str) -> list[str]:
+    """'Last, First and Other, A.' → ['First Last', 'A. Other']."""
+    names = []
+    for part in re.split(r"\s+and\s+", value.strip()):
+        last, comma, first = part.partition(",")
+        names.append(f"{first.strip()} {last.strip()}" if comma else part.strip())
+    return [clean_text(n) for n in names if n.strip()]
+
+
+def _append_row(row: dict, where: str, papers: list[Paper], skipped: list[Skipped]) -> None:
+    authors = row.get("authors") or []
+    if isinstance(authors, str):
+        authors = [a.strip() for a in re.split(r";|\s+and\s+", authors) if a.strip()]
+    extra = {k: v for k, v in row.items() if k not in _KNOWN_KEYS and v not in (None, "")}
+    try:
+        papers.append(
+            make_paper(
+                where=where,
+                id=str(row.get("id") or ""),
+                title=str(row.get("title") or ""),
+                abstract=row.get("abstract") if isinstance(row.get("abstract"), str) else None,
+                authors=[str(a) for a in authors],
+                url=row.get("url") or "",
+                doi=row.get("doi") or "",
+                year=row.get("year"),
+                venue=row.get("venue") or "",
+                metadata=extra,
+            )
+        )
+    except ValueError as error:
+        skipped.append(Skipped(where, str(error)))
+
+
+_READERS = {"seed": _read_seed, "jsonl": _read_jsonl, "csv": _read_csv, "bibtex": _read_bibtex}
+
+
+def with_metadata(paper: Paper, **metadata: Any) -> Paper:
+    """A copy of `paper` with extra metadata keys (papers are immutable)."""
+    return replace(paper, metadata={**paper.metadata, **metadata})

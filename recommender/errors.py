@@ -1,0 +1,23 @@
+"""Errors the recommender raises for input a user can fix."""
+
+from __future__ import annotations
+
+
+class RecommenderError(Exception):
+    """Base class: the message is one line a user can act on."""
+
+
+class InputError(RecommenderError):
+    """A file or entry could not be read; the message names the file and line or entry."""
+
+    def __init__(self, message: str, *, path: object = None, line: int | None = None) -> None:
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(f"{where}{message}")
+        self.path = path
+        self.line = line
+
+
+class EmptyLibraryError(RecommenderError):
+    """The library has no item with any text to build a profile from."""

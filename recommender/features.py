@@ -1,0 +1,74 @@
+"""Texts → L2-normalised feature rows. Each representation is fitted on the corpus alone, so a
+user's scores never depend on who else is scored in the same run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from scipy import sparse
+
+
+class Representation(Protocol):
+    """A text representation: fit on corpus texts, then map any texts to unit-length rows."""
+
+    name: str
+
+    def fit(self, corpus_texts: Sequence[str]) -> Representation: ...
+
+    def transform(self, texts: Sequence[str]) -> sparse.csr_matrix | np.ndarray: ...
+
+
+class TfidfRepresentation:
+    """Word uni- and bigram tf-idf with sublinear tf and English stop words.
+
+    Hashing (rather than a fitted vocabulary) keeps words that appear only in the library:
+    they get the highest idf and still count in the library item's length, so a short
+    overlap is not inflated to a high cosine.
+    """
+
+    name = "tfidf"
+
+    def __init__(self, n_features: int = 1 << 20, ngram_range: tuple[int, int] = (1, 2)) -> None:
+        from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+
+        self.n_features = n_features
+        self.ngram_range = ngram_range
+        self._hasher = HashingVectorizer(
+            n_features=n_features,
+            alternate_sign=False,
+            norm=None,
+            stop_words="english",
+            ngram_range=ngram_range,
+            strip_accents="unicode",
+            dtype=np.float32,
+        )
+        self._idf = TfidfTransformer(sublinear_tf=True, norm="l2")
+
+    def fit(self, corpus_texts: Sequence[str]) -> TfidfRepresentation:
+        self._idf.fit(self._hasher.transform(corpus_texts))
+        return self
+
+    def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        rows = self._idf.transform(self._hasher.transform(texts))
+        return rows.astype(np.float32).tocsr()
+
+
+REPRESENTATIONS = {"tfidf": TfidfRepresentation}
+
+
+def make_representation(name: str) -> Representation:
+    """The representation called `name` (more arrive as optional extras, e.g. dense embeddings)."""
+    try:
+        return REPRESENTATIONS[name]()
+    except KeyError:
+        raise ValueError(f"unknown representation '{name}' (choose from {', '.join(REPRESENTATIONS)})") from None
+
+
+def cosine(rows: sparse.csr_matrix | np.ndarray, columns: sparse.csr_matrix | np.ndarray) -> np.ndarray:
+    """Dense float32 cosine similarities between two sets of unit-length rows."""
+    product = rows @ columns.T
+    if sparse.issparse(product):
+        product = product.toarray()
+    return np.asarray(product, dtype=np.float32)

@@ -1,0 +1,107 @@
+"""The shapes that flow through zotrec: library items in, papers scored, recommendations out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Creator:
+    """One creator of a library item, in Zotero's two-field form (or a single `name`)."""
+
+    last: str
+    first: str = ""
+    creator_type: str = "author"
+
+    @property
+    def name(self) -> str:
+        """'First Last', or just the last name for single-field creators (institutions)."""
+        return f"{self.first} {self.last}".strip() if self.first else self.last
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryItem:
+    """One regular item read from a user's Zotero library (any source: file, sqlite, API).
+
+    `collections` holds full collection paths such as "Thesis/Chapter 2".
+    `version` is the Zotero object version when the source has one (Web/local API, sqlite).
+    """
+
+    key: str
+    title: str
+    item_type: str = "journalArticle"
+    abstract: str = ""
+    creators: tuple[Creator, ...] = ()
+    doi: str = ""
+    url: str = ""
+    date: str = ""
+    year: int | None = None
+    date_added: str = ""
+    tags: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+    extra: str = ""
+    version: int | None = None
+    library: str = ""
+
+    @property
+    def text(self) -> str:
+        """The text the content model reads: title and abstract."""
+        return f"{self.title}. {self.abstract}".strip() if self.abstract else self.title
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """One corpus entry: a candidate paper to recommend.
+
+    `abstract` is None when the source had none (title-only scoring).
+    `title_derived` is True when the title was made from the abstract's first words.
+    `metadata` keeps every extra key the source had (OpenReview id, PDF URL, …).
+    """
+
+    id: str
+    title: str
+    abstract: str | None = None
+    authors: tuple[str, ...] = ()
+    url: str = ""
+    doi: str = ""
+    year: int | None = None
+    venue: str = ""
+    title_derived: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def text(self) -> str:
+        """The text the content model reads: title (unless derived) and abstract."""
+        if self.abstract is None:
+            return self.title
+        if self.title_derived:
+            return self.abstract
+        return f"{self.title}. {self.abstract}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """A library item that drove a recommendation, with its similarity to the paper."""
+
+    item_key: str
+    item_title: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """A scored corpus paper with the library items that explain it (best first)."""
+
+    paper: Paper
+    score: float
+    reasons: tuple[Reason, ...] = ()
+    rank: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An entry a reader left out, and why (shown to the user, never dropped silently)."""
+
+    where: str
+    reason: str

@@ -1,0 +1,122 @@
+"""recommend(): library items + corpus → ranked recommendations with their reasons."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import EmptyLibraryError
+from .features import Representation, make_representation
+from .items import LibraryItem, Paper, Reason, Recommendation
+from .profile import DEFAULT_AGGREGATION, ProfileScores, aggregate
+from .text import doi_key, title_key, url_key
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TOP_N = 20
+
+
+class Recommender:
+    """Corpus features computed once; then any number of libraries scored against them.
+
+    Parameters
+    ----------
+    corpus : the candidate papers, in a fixed order.
+    representation : a representation name ("tfidf") or an unfitted Representation.
+    aggregation : how item similarities make a paper's score ("max", "mean", "top3", …).
+    """
+
+    def __init__(
+        self,
+        corpus: Sequence[Paper],
+        *,
+        representation: str | Representation = "tfidf",
+        aggregation: str = DEFAULT_AGGREGATION,
+    ) -> None:
+        if not corpus:
+            raise ValueError("the corpus has no papers")
+        self.corpus = list(corpus)
+        self.aggregation = aggregation
+        if isinstance(representation, str):
+            representation = make_representation(representation)
+        self.representation = representation.fit([paper.text for paper in self.corpus])
+        self.corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
+        self.title_only = sum(paper.abstract is None for paper in self.corpus)
+
+    def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
+        """Aggregated content scores of every corpus paper for these library items."""
+        rows = self.representation.transform([item.text for item in profile])
+        return aggregate(rows, self.corpus_rows, self.aggregation)
+
+    def recommend(
+        self,
+        library: Sequence[LibraryItem],
+        *,
+        top_n: int = DEFAULT_TOP_N,
+        profile: Sequence[LibraryItem] | None = None,
+    ) -> list[Recommendation]:
+        """Rank the corpus for one user.
+
+        `profile` (default: the whole library) builds the scores, e.g. one collection;
+        papers anywhere in `library` are never recommended. `top_n=0` keeps every paper.
+        """
+        profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
+        if not profile_items:
+            raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
+        scored = self.profile_scores(profile_items)
+        owned = owned_mask(library, self.corpus)
+        order = np.lexsort((np.arange(len(self.corpus)), -scored.scores))
+        order = order[~owned[order]]
+        if top_n:
+            order = order[:top_n]
+        return [
+            Recommendation(
+                paper=self.corpus[index],
+                score=float(scored.scores[index]),
+                reasons=_reasons(scored, index, profile_items),
+                rank=rank,
+            )
+            for rank, index in enumerate(order, start=1)
+        ]
+
+
+def _reasons(scored: ProfileScores, index: int, profile: Sequence[LibraryItem]) -> tuple[Reason, ...]:
+    reasons = []
+    for row, similarity in zip(scored.reason_rows[index], scored.reason_similarities[index]):
+        if similarity > 0:
+            item = profile[int(row)]
+            reasons.append(Reason(item_key=item.key, item_title=item.title, similarity=float(similarity)))
+    return tuple(reasons)
+
+
+def owned_mask(library: Sequence[LibraryItem], corpus: Sequence[Paper]) -> np.ndarray:
+    """True for corpus papers the user already has: same DOI, URL or normalised title."""
+    dois = {doi_key(item.doi) for item in library if item.doi}
+    urls = {url_key(item.url) for item in library if item.url}
+    titles = {title_key(item.title) for item in library if item.title}
+    titles.discard("")
+    return np.array(
+        [
+            (paper.doi and doi_key(paper.doi) in dois)
+            or (paper.url and url_key(paper.url) in urls)
+            or (not paper.title_derived and title_key(paper.title) in titles)
+            for paper in corpus
+        ],
+        dtype=bool,
+    )
+
+
+def recommend(
+    library: Sequence[LibraryItem],
+    corpus: Sequence[Paper],
+    *,
+    top_n: int = DEFAULT_TOP_N,
+    aggregation: str = DEFAULT_AGGREGATION,
+    representation: str | Representation = "tfidf",
+    profile: Sequence[LibraryItem] | None = None,
+) -> list[Recommendation]:
+    """Rank `corpus` for the user whose library is `library` (the one entry point)."""
+    recommender = Recommender(corpus, representation=representation, aggregation=aggregation)
+    return recommender.recommend(library, top_n=top_n, profile=profile)

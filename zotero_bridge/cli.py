@@ -1,0 +1,207 @@
+"""The `zotrec` command line: options in, one library call, rendered result out.
+
+Heavy modules (numpy, scikit-learn, pyzotero) are imported inside commands so that
+`zotrec --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
+
+log = logging.getLogger("zotrec")
+
+
+class _StderrFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        prefix = "Warning: " if record.levelno >= logging.WARNING else ""
+        return prefix + record.getMessage()
+
+
+def _setup_logging(quiet: bool, verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_StderrFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
+    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+
+
+def friendly_errors(command):
+    """Turn the library's own errors into one `Error: …` line and exit status 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from recommender.errors import RecommenderError
+
+        try:
+            return command(*args, **kwargs)
+        except RecommenderError as error:
+            raise click.ClickException(str(error)) from None
+        except (ValueError, OSError) as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper
+
+
+def source_options(command):
+    """--library SOURCE… and the Zotero settings that the zotero:* sources read."""
+    options = [
+        click.option("--library", "libraries", multiple=True, required=True, metavar="SOURCE",
+                     help="A Zotero export (.bib/.ris/.json/.jsonl), a zotero.sqlite path, "
+                          "zotero:web, zotero:local or zotero:sqlite. Repeat to merge."),
+        click.option("--library-id", envvar="ZOTERO_LIBRARY_ID", help="Zotero user or group id (zotero:web)."),
+        click.option("--library-type", envvar="ZOTERO_LIBRARY_TYPE", type=click.Choice(["user", "group"]),
+                     default=None, help="user (default) or group (zotero:web)."),
+        click.option("--api-key", envvar="ZOTERO_API_KEY", help="Zotero API key (zotero:web); prefer the env var."),
+        click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
+                     help="Zotero API base URL (default the public API)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _source_settings(library_id, library_type, api_key, endpoint):
+    from zotero_bridge.sources import SourceOptions
+
+    return SourceOptions(library_id=library_id, library_type=library_type or "user",
+                         api_key=api_key, endpoint=endpoint)
+
+
+def _read_library(libraries, settings):
+    from zotero_bridge.sources import read_library
+
+    read = read_library(libraries, settings)
+    if read.skipped:
+        from zotero_bridge.render import skipped_summary
+
+        summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
+        log.info("Skipped %d entries: %s", len(read.skipped), summary)
+        for skipped in read.skipped:
+            if "could not be parsed" in skipped.reason or "broken" in skipped.reason or "JSON" in skipped.reason:
+                log.warning("%s: %s", skipped.where, skipped.reason)
+    return read
+
+
+def default_corpus_paths() -> list[Path]:
+    """The bundled example corpus: the ICML 2025 seed abstracts shipped with zotrec."""
+    folder = Path(__file__).resolve().parent.parent / "recommender" / "data" / "icml2025_seeds"
+    return sorted(folder.glob("*.txt"))
+
+
+def _load_corpus(corpus_paths):
+    from recommender.corpus import load_corpus
+
+    paths = list(corpus_paths) or default_corpus_paths()
+    loaded = load_corpus(paths)
+    for skipped in loaded.skipped:
+        log.warning("%s: %s", skipped.where, skipped.reason)
+    title_only = sum(paper.abstract is None for paper in loaded.papers)
+    if title_only:
+        log.info("%d of %d corpus papers have no abstract: they are scored on their titles.",
+                 title_only, len(loaded.papers))
+    return loaded.papers
+
+
+def _write_output(text: str, output: str | None) -> None:
+    if output in (None, "-"):
+        click.echo(text, nl=False)
+        return
+    path = Path(output)
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+    log.info("Wrote %s", path)
+
+
+def _profile_for(items, collection: str | None):
+    """Items in the named collection (or any sub-collection of it); a clear error if none."""
+    if not collection:
+        return None
+    wanted = collection.strip("/").casefold()
+    chosen = [
+        item for item in items
+        if any(path.casefold() == wanted or path.casefold().startswith(wanted + "/")
+               or path.rsplit("/", 1)[-1].casefold() == wanted for path in item.collections)
+    ]
+    if not chosen:
+        known = sorted({path for item in items for path in item.collections})
+        hint = f" (collections: {', '.join(known[:10])})" if known else " (this library has no collections)"
+        raise click.ClickException(f"no items in collection '{collection}'{hint}")
+    return chosen
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(package_name="zotrec", prog_name="zotrec")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("-v", "--verbose", is_flag=True, help="Debug messages on stderr.")
+def cli(quiet: bool, verbose: bool) -> None:
+    """zotrec recommends new papers (ICML 2025 first) from your Zotero library.
+
+    \b
+    Example:
+        zotrec reading-list --library examples/library.bib
+    """
+    _setup_logging(quiet, verbose)
+
+
+@cli.command("reading-list")
+@source_options
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH",
+              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default: the bundled ICML 2025 seeds.")
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many papers; 0 means every corpus paper.")
+@click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
+@click.option("--aggregation", default="top3", show_default=True,
+              help="How item similarities combine: max, mean or topK (mean of the K best).")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv"]),
+              default="table", show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
+@friendly_errors
+def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
+                 aggregation, fmt, output):
+    """Rank the corpus for your library and print a reading list with reasons.
+
+    \b
+    Example:
+        zotrec reading-list --library examples/library.bib -n 10 --format markdown
+    """
+    from recommender.profile import parse_aggregation
+    from recommender.ranking import Recommender
+    from zotero_bridge.render import render_recommendations
+
+    parse_aggregation(aggregation)
+    read = _read_library(libraries, _source_settings(library_id, library_type, api_key, endpoint))
+    profile = _profile_for(read.items, collection)
+    papers = _load_corpus(corpus_paths)
+    recommender = Recommender(papers, aggregation=aggregation)
+    recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
+    title = f"Reading list · {collection}" if collection else "Reading list"
+    _write_output(render_recommendations(recs, fmt, title=title), output)
+
+
+@cli.command("library")
+@source_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@friendly_errors
+def library_command(libraries, library_id, library_type, api_key, endpoint, fmt):
+    """Show what zotrec read from a library: one row per item, then what was skipped and why.
+
+    \b
+    Example:
+        zotrec library --library examples/library.bib --format json
+    """
+    from zotero_bridge.render import render_library
+
+    read = _read_library(libraries, _source_settings(library_id, library_type, api_key, endpoint))
+    click.echo(render_library(read.items, read.skipped, fmt), nl=False)

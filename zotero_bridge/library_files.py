@@ -1,0 +1,268 @@
+"""Zotero export files → library items: BibTeX, RIS, CSL-JSON and JSON Lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from recommender.bibtex import parse_bibtex
+from recommender.errors import InputError
+from recommender.files import read_text
+from recommender.items import Creator, LibraryItem, Skipped
+from recommender.text import clean_text
+
+from .zotero_json import item_from_zotero_json, year_of
+
+
+# Zotero's export type names → its item types (BibTeX and RIS carry their own vocabulary).
+BIBTEX_TYPES = {
+    "article": "journalArticle", "inproceedings": "conferencePaper", "conference": "conferencePaper",
+    "book": "book", "incollection": "bookSection", "inbook": "bookSection", "phdthesis": "thesis",
+    "mastersthesis": "thesis", "techreport": "report", "misc": "document", "online": "webpage",
+    "unpublished": "manuscript", "patent": "patent",
+}
+RIS_TYPES = {
+    "JOUR": "journalArticle", "CONF": "conferencePaper", "CPAPER": "conferencePaper", "BOOK": "book",
+    "CHAP": "bookSection", "THES": "thesis", "RPRT": "report", "ELEC": "webpage", "GEN": "document",
+    "UNPB": "manuscript", "PAT": "patent", "EJOUR": "journalArticle", "MGZN": "magazineArticle",
+}
+CSL_TYPES = {
+    "article-journal": "journalArticle", "paper-conference": "conferencePaper", "book": "book",
+    "chapter": "bookSection", "thesis": "thesis", "report": "report", "webpage": "webpage",
+    "article": "preprint", "manuscript": "manuscript", "article-magazine": "magazineArticle",
+}
+NON_REGULAR_CSL = {"note", "attachment"}
+
+
+def library_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    formats = {".bib": "bibtex", ".bibtex": "bibtex", ".ris": "ris", ".json": "csljson",
+               ".jsonl": "jsonl", ".ndjson": "jsonl"}
+    if suffix not in formats:
+        raise InputError(
+            f"unknown library format '{suffix or '(none)'}' (use .bib, .ris, .json (CSL-JSON), .jsonl "
+            "or .sqlite)",
+            path=path,
+        )
+    return formats[suffix]
+
+
+def read_library_file(path: str | Path) -> tuple[list[LibraryItem], list[Skipped]]:
+    """Read one export file; entries that cannot be used come back as Skipped with a reason."""
+    path = Path(path)
+    reader = _READERS[library_format(path)]
+    results = reader(read_text(path), path)
+    items = [r for r in results if isinstance(r, LibraryItem)]
+    skipped = [r for r in results if isinstance(r, Skipped)]
+    return items, skipped
+
+
+def _bibtex_creators(value: str, creator_type: str) -> list[Creator]:
+    creators = []
+    for part in re.split(r"\s+and\s+", value.strip()):
+        part = clean_text(part)
+        if not part:
+            continue
+        last, comma, first = part.partition(",")
+        if comma:
+            creators.append(Creator(last=last.strip(), first=first.strip(), creator_type=creator_type))
+        elif " " in part:
+            first, _, last = part.rpartition(" ")
+            creators.append(Creator(last=last, first=first, creator_type=creator_type))
+        else:
+            creators.append(Creator(last=part, creator_type=creator_type))
+    return creators
+
+
+def _read_bibtex(text: str, path: Path) -> list[LibraryItem | Skipped]:
+    entries, skipped = parse_bibtex(text, path)
+    results: list[LibraryItem | Skipped] = list(skipped)
+    for entry in entries:
+        where = f"{path}:{entry['_line']}"
+        title, abstract = clean_text(entry.get("title")), clean_text(entry.get("abstract"))
+        if not title and not abstract:
+            results.append(Skipped(where, "empty (no title, no abstract)"))
+            continue
+        date = entry.get("date") or entry.get("year", "")
+        keywords = entry.get("keywords", "")
+        results.append(
+            LibraryItem(
+                key=entry["ID"],
+                title=title,
+                item_type=BIBTEX_TYPES.get(entry.get("ENTRYTYPE", entry.get("entrytype", "")).lower(), "document"),
+                abstract=abstract,
+                creators=tuple(_bibtex_creators(entry.get("author", ""), "author")
+                               + _bibtex_creators(entry.get("editor", ""), "editor")),
+                doi=entry.get("doi", "").strip(),
+                url=entry.get("url", "").strip(),
+                date=date,
+                year=year_of(date),
+                date_added=entry.get("timestamp", "") or entry.get("dateadded", ""),
+                tags=tuple(t.strip() for t in re.split(r"[,;]", keywords) if t.strip()),
+                collections=tuple(c.strip() for c in entry.get("groups", "").split(",") if c.strip()),
+                extra=entry.get("note", ""),
+            )
+        )
+    return results
+
+
+def _read_ris(text: str, path: Path) -> list[LibraryItem | Skipped]:
+    import rispy
+
+    results: list[LibraryItem | Skipped] = []
+    # Split by record so that one broken record does not lose the others.
+    starts = [m.start() for m in re.finditer(r"^TY  - ", text, re.MULTILINE)]
+    if not starts:
+        raise InputError("no RIS records (no 'TY  - ' line)", path=path)
+    for number, start in enumerate(starts):
+        chunk = text[start : starts[number + 1] if number + 1 < len(starts) else len(text)]
+        where = f"{path}:{text.count(chr(10), 0, start) + 1}"
+        try:
+            records = rispy.loads(chunk)
+        except Exception as error:  # noqa: BLE001 - rispy raises plain IOError/ValueError variants
+            results.append(Skipped(where, f"broken RIS record ({error})"))
+            continue
+        if not records or "ER  -" not in chunk:
+            results.append(Skipped(where, "broken RIS record (no 'ER  -' end line)"))
+            continue
+        results.append(_ris_item(records[0], where, number))
+    return results
+
+
+def _ris_item(record: Mapping, where: str, number: int) -> LibraryItem | Skipped:
+    title = clean_text(record.get("title") or record.get("primary_title") or "")
+    abstract = clean_text(record.get("abstract") or record.get("notes_abstract") or "")
+    if not title and not abstract:
+        return Skipped(where, "empty (no title, no abstract)")
+    creators = []
+    for field, kind in (("authors", "author"), ("first_authors", "author"), ("secondary_authors", "editor")):
+        creators += _bibtex_creators(" and ".join(record.get(field) or []), kind)
+    date = str(record.get("date") or record.get("year") or record.get("publication_year") or "")
+    urls = record.get("urls") or []
+    return LibraryItem(
+        key=str(record.get("id") or f"ris-{number + 1}"),
+        title=title,
+        item_type=RIS_TYPES.get(str(record.get("type_of_reference", "")).upper(), "document"),
+        abstract=abstract,
+        creators=tuple(creators),
+        doi=str(record.get("doi") or "").strip(),
+        url=str(urls[0] if urls else record.get("url") or "").strip(),
+        date=date,
+        year=year_of(date),
+        date_added=str(record.get("access_date") or ""),
+        tags=tuple(record.get("keywords") or []),
+        extra="\n".join(record.get("notes") or []) if isinstance(record.get("notes"), list) else "",
+    )
+
+
+def _read_csljson(text: str, path: Path) -> list[LibraryItem | Skipped]:
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
+    if isinstance(rows, dict):
+        rows = rows.get("items", [rows])
+    if not isinstance(rows, list):
+        raise InputError("CSL-JSON must be a list of items", path=path)
+    results: list[LibraryItem | Skipped] = []
+    for number, row in enumerate(rows, start=1):
+        where = f"{path}: item {number}"
+        if not isinstance(row, dict):
+            results.append(Skipped(where, "not a JSON object"))
+        elif "itemType" in row or "data" in row:
+            results.append(item_from_zotero_json(row, where=where))
+        else:
+            results.append(_csl_item(row, where, number))
+    return results
+
+
+def _csl_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
+    if row.get("type") in NON_REGULAR_CSL:
+        return Skipped(where, str(row.get("type")))
+    title = clean_text(str(row.get("title") or ""))
+    abstract = clean_text(str(row.get("abstract") or ""))
+    if not title and not abstract:
+        return Skipped(where, "empty (no title, no abstract)")
+    creators = []
+    for field, kind in (("author", "author"), ("editor", "editor")):
+        for name in row.get(field) or []:
+            if name.get("literal"):
+                creators.append(Creator(last=clean_text(name["literal"]), creator_type=kind))
+            else:
+                creators.append(Creator(last=clean_text(name.get("family", "")),
+                                        first=clean_text(name.get("given", "")), creator_type=kind))
+    parts = ((row.get("issued") or {}).get("date-parts") or [[]])[0]
+    date = "-".join(f"{int(p):02d}" if i else str(p) for i, p in enumerate(parts) if str(p).strip())
+    date = date or str((row.get("issued") or {}).get("raw") or "")
+    keywords = str(row.get("keyword") or "")
+    return LibraryItem(
+        key=str(row.get("id") or f"csl-{number}").rsplit("/", 1)[-1],
+        title=title,
+        item_type=CSL_TYPES.get(str(row.get("type") or ""), "document"),
+        abstract=abstract,
+        creators=tuple(creators),
+        doi=str(row.get("DOI") or "").strip(),
+        url=str(row.get("URL") or "").strip(),
+        date=date,
+        year=year_of(date),
+        tags=tuple(t.strip() for t in re.split(r"[,;]", keywords) if t.strip()),
+        extra=str(row.get("note") or ""),
+    )
+
+
+def _read_jsonl(text: str, path: Path) -> list[LibraryItem | Skipped]:
+    """One item per line: Zotero API item JSON, or our own flat form (key, title, abstract, …)."""
+    results: list[LibraryItem | Skipped] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            results.append(Skipped(where, f"not valid JSON ({error.msg})"))
+            continue
+        if not isinstance(row, dict):
+            results.append(Skipped(where, "not a JSON object"))
+        elif "itemType" in row or "data" in row:
+            results.append(item_from_zotero_json(row, where=where))
+        else:
+            results.append(_flat_item(row, where, number))
+    return results
+
+
+def _flat_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
+    title = clean_text(str(row.get("title") or ""))
+    abstract = clean_text(str(row.get("abstract") or ""))
+    if not title and not abstract:
+        return Skipped(where, "empty (no title, no abstract)")
+    creators = []
+    for creator in row.get("creators") or row.get("authors") or []:
+        if isinstance(creator, Mapping):
+            creators.append(Creator(last=clean_text(creator.get("lastName") or creator.get("name") or ""),
+                                    first=clean_text(creator.get("firstName") or "")))
+        else:
+            creators += _bibtex_creators(str(creator), "author")
+    date = str(row.get("date") or row.get("year") or "")
+    return LibraryItem(
+        key=str(row.get("key") or row.get("id") or f"item-{number}"),
+        title=title,
+        item_type=str(row.get("item_type") or row.get("itemType") or "journalArticle"),
+        abstract=abstract,
+        creators=tuple(creators),
+        doi=str(row.get("doi") or row.get("DOI") or ""),
+        url=str(row.get("url") or ""),
+        date=date,
+        year=year_of(date),
+        date_added=str(row.get("date_added") or row.get("dateAdded") or ""),
+        tags=tuple(str(t) for t in row.get("tags") or []),
+        collections=tuple(str(c) for c in row.get("collections") or []),
+        extra=str(row.get("extra") or ""),
+    )
+
+
+_READERS: dict[str, Callable[[str, Path], list[LibraryItem | Skipped]]] = {
+    "bibtex": _read_bibtex, "ris": _read_ris, "csljson": _read_csljson, "jsonl": _read_jsonl,
+}

@@ -1,0 +1,176 @@
+"""Recommendations and library listings → text: table, Markdown, HTML, JSON, JSON Lines, CSV."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from recommender.items import LibraryItem, Recommendation, Skipped
+
+READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
+SCORE_DECIMALS = 4
+
+
+def recommendation_row(rec: Recommendation) -> dict[str, Any]:
+    """The stable JSON shape of one recommendation (other tools read it; add keys, never rename)."""
+    paper = rec.paper
+    return {
+        "rank": rec.rank,
+        "id": paper.id,
+        "title": paper.title,
+        "score": round(rec.score, SCORE_DECIMALS),
+        "authors": list(paper.authors),
+        "year": paper.year,
+        "venue": paper.venue,
+        "url": paper.url or None,
+        "doi": paper.doi or None,
+        "abstract": paper.abstract,
+        "title_derived": paper.title_derived,
+        "reasons": [
+            {"key": r.item_key, "title": r.item_title, "similarity": round(r.similarity, SCORE_DECIMALS)}
+            for r in rec.reasons
+        ],
+    }
+
+
+def reasons_text(rec: Recommendation) -> str:
+    return "; ".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons)
+
+
+def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: str = "Reading list") -> str:
+    """Render a ranked list in `fmt` (one of READING_LIST_FORMATS)."""
+    if fmt == "json":
+        return json.dumps([recommendation_row(r) for r in recs], ensure_ascii=False, indent=2) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(recommendation_row(r), ensure_ascii=False) + "\n" for r in recs)
+    if fmt == "csv":
+        return _csv(recs)
+    if fmt == "markdown":
+        return _markdown(recs, title)
+    if fmt == "html":
+        return _html(recs, title)
+    if fmt == "table":
+        return _table(recs, title)
+    raise ValueError(f"unknown format '{fmt}'")
+
+
+def _csv(recs: Sequence[Recommendation]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"])
+    for rec in recs:
+        row = recommendation_row(rec)
+        writer.writerow([row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
+                         row["year"] or "", row["url"] or "", reasons_text(rec)])
+    return out.getvalue()
+
+
+def _authors_short(authors: Sequence[str], limit: int = 3) -> str:
+    return ", ".join(authors[:limit]) + (" et al." if len(authors) > limit else "")
+
+
+def _markdown(recs: Sequence[Recommendation], title: str) -> str:
+    lines = [f"# {title}", ""]
+    for rec in recs:
+        paper = rec.paper
+        name = f"[{paper.title}]({paper.url})" if paper.url else paper.title
+        lines.append(f"{rec.rank}. **{name}** — score {rec.score:.3f}")
+        if paper.authors:
+            lines.append(f"   {_authors_short(paper.authors)}")
+        if rec.reasons:
+            lines.append(f"   Because you saved: {reasons_text(rec)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _html(recs: Sequence[Recommendation], title: str) -> str:
+    esc = html.escape
+    items = []
+    for rec in recs:
+        paper = rec.paper
+        name = f'<a href="{esc(paper.url)}">{esc(paper.title)}</a>' if paper.url else esc(paper.title)
+        reasons = "".join(f"<li>{esc(r.item_title)} ({r.similarity:.2f})</li>" for r in rec.reasons)
+        items.append(
+            f"<li><p><strong>{name}</strong> <small>score {rec.score:.3f}</small><br>"
+            f"{esc(_authors_short(paper.authors))}</p>"
+            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
+            + "</li>"
+        )
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title></head>\n'
+        f"<body><h1>{esc(title)}</h1>\n<ol>\n" + "\n".join(items) + "\n</ol></body></html>\n"
+    )
+
+
+def _rich_to_text(renderable: Any) -> str:
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def _table(recs: Sequence[Recommendation], title: str) -> str:
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("paper", ratio=3)
+    table.add_column("because you saved", ratio=2)
+    for rec in recs:
+        paper = rec.paper
+        body = paper.title + (f"\n{_authors_short(paper.authors)}" if paper.authors else "")
+        table.add_row(str(rec.rank), f"{rec.score:.3f}", body,
+                      "\n".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons))
+    return _rich_to_text(table)
+
+
+def library_row(item: LibraryItem) -> dict[str, Any]:
+    return {
+        "key": item.key,
+        "type": item.item_type,
+        "title": item.title,
+        "creators": [c.name for c in item.creators],
+        "year": item.year,
+        "doi": item.doi or None,
+        "url": item.url or None,
+        "date_added": item.date_added or None,
+        "tags": list(item.tags),
+        "collections": list(item.collections),
+        "has_abstract": bool(item.abstract),
+    }
+
+
+def skipped_summary(skipped: Sequence[Skipped]) -> dict[str, int]:
+    """Counts of skipped entries by reason ('note': 3, 'in the trash': 1, …)."""
+    return dict(Counter(s.reason if "could not be parsed" not in s.reason else "unparseable entry"
+                        for s in skipped))
+
+
+def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str) -> str:
+    if fmt == "json":
+        payload = {
+            "items": [library_row(i) for i in items],
+            "skipped": [{"where": s.where, "reason": s.reason} for s in skipped],
+            "summary": {"items": len(items), "skipped": skipped_summary(skipped)},
+        }
+        return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    from rich.table import Table
+
+    table = Table(title=f"{len(items)} items")
+    for column in ("key", "type", "title", "creators", "year", "DOI", "tags", "collections"):
+        table.add_column(column)
+    for item in items:
+        names = [c.name for c in item.creators]
+        table.add_row(item.key, item.item_type, item.title, _authors_short(names), str(item.year or ""),
+                      item.doi, ", ".join(item.tags), ", ".join(item.collections))
+    text = _rich_to_text(table)
+    summary = skipped_summary(skipped)
+    text += "Skipped: " + (", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"
+    return text

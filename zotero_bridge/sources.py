@@ -1,0 +1,108 @@
+"""One way to name a library everywhere: `--library SOURCE`.
+
+SOURCE is a file (.bib, .ris, .json CSL-JSON, .jsonl), a zotero.sqlite path, or a scheme:
+`zotero:web` (Web API), `zotero:local` (the desktop's local API), `zotero:sqlite` (the
+desktop database in its default place). Readers for schemes are imported only when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recommender.items import LibraryItem, Skipped
+from recommender.text import title_key
+
+from .errors import SourceError
+from .library_files import read_library_file
+
+log = logging.getLogger(__name__)
+
+# scheme → "module:function"; each function takes (argument, SourceOptions) → LibraryRead
+SCHEMES = {
+    "zotero:web": "zotero_bridge.web_source:read_web_library",
+    "zotero:local": "zotero_bridge.local_source:read_local_library",
+    "zotero:sqlite": "zotero_bridge.sqlite_source:read_sqlite_library",
+}
+SQLITE_SUFFIXES = {".sqlite", ".db"}
+
+
+@dataclass
+class SourceOptions:
+    """Settings a scheme may need (credentials come from the CLI, env, config or keyring)."""
+
+    library_id: str | None = None
+    library_type: str = "user"
+    api_key: str | None = None
+    endpoint: str | None = None
+    group: str | None = None
+    cache_dir: Path | None = None
+    show_progress: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LibraryRead:
+    """What was read from one or more sources: usable items, what was skipped, and counters."""
+
+    items: list[LibraryItem] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> LibraryRead:
+    """Read and merge every source; an item seen twice (same key and title) is reported once."""
+    options = options or SourceOptions()
+    merged = LibraryRead()
+    seen: dict[tuple[str, str], str] = {}
+    for spec in specs:
+        read = _read_one(spec, options)
+        merged.sources.append(spec)
+        merged.skipped.extend(read.skipped)
+        for name, value in read.stats.items():
+            merged.stats[name] = merged.stats.get(name, 0) + value if isinstance(value, int) else value
+        for item in read.items:
+            identity = (item.key, title_key(item.title))
+            if identity in seen:
+                merged.skipped.append(Skipped(f"{spec}: {item.key}", f"duplicate of the item in {seen[identity]}"))
+                continue
+            seen[identity] = spec
+            merged.items.append(item)
+    return merged
+
+
+def _read_one(spec: str, options: SourceOptions) -> LibraryRead:
+    scheme, _, argument = _split_scheme(spec)
+    if scheme:
+        return _scheme_reader(scheme)(argument, options)
+    path = Path(spec).expanduser()
+    if path.suffix.lower() in SQLITE_SUFFIXES:
+        return _scheme_reader("zotero:sqlite")(str(path), options)
+    items, skipped = read_library_file(path)
+    return LibraryRead(items=items, skipped=skipped, sources=[spec])
+
+
+def _split_scheme(spec: str) -> tuple[str, str, str]:
+    """'zotero:sqlite:/x/zotero.sqlite' → ('zotero:sqlite', ':', '/x/zotero.sqlite')."""
+    if not spec.startswith("zotero:"):
+        return "", "", spec
+    for scheme in SCHEMES:
+        if spec == scheme or spec.startswith(scheme + ":"):
+            return scheme, ":", spec[len(scheme) + 1 :]
+    raise SourceError(f"unknown library source '{spec}' (use a file path, {', '.join(SCHEMES)})")
+
+
+def _scheme_reader(scheme: str):
+    module_name, _, function = SCHEMES[scheme].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:
+            raise SourceError(f"the source '{scheme}' is not available in this version of zotrec") from None
+        raise
+    return getattr(module, function)

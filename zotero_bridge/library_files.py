@@ -52,8 +52,8 @@ def library_format(path: Path) -> str:
 def read_library_file(path: str | Path) -> tuple[list[LibraryItem], list[Skipped]]:
     """Read one export file; entries that cannot be used come back as Skipped with a reason."""
     path = Path(path)
-    reader = _READERS[library_format(path)]
-    results = reader(read_text(path), path)
+    text = read_text(path)  # first, so a missing file or a folder is named as such
+    results = _READERS[library_format(path)](text, path)
     items = [r for r in results if isinstance(r, LibraryItem)]
     skipped = [r for r in results if isinstance(r, Skipped)]
     return items, skipped

@@ -3,7 +3,18 @@
 from .corpus import CorpusLoad, load_corpus
 from .errors import EmptyLibraryError, InputError, RecommenderError
 from .items import Creator, LibraryItem, Paper, Reason, Recommendation, Skipped
-from .ranking import Recommender, recommend
+
+# numpy-backed names load on first use, so `zotrec --help` (which imports our errors) stays fast.
+_LAZY = {"Recommender": ".ranking", "recommend": ".ranking"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CorpusLoad",

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dataclasses import replace
+
+from recommender.corpus import MAX_ABSTRACT_CHARS
 from recommender.items import LibraryItem, Skipped
 from recommender.text import title_key
 
@@ -60,6 +63,7 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
     options = options or SourceOptions()
     merged = LibraryRead()
     seen: dict[tuple[str, str], str] = {}
+    keys_seen: set[str] = set()
     for spec in specs:
         read = _read_one(spec, options)
         merged.sources.append(spec)
@@ -69,11 +73,23 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
         for item in read.items:
             identity = (item.key, title_key(item.title))
             if identity in seen:
-                merged.skipped.append(Skipped(f"{spec}: {item.key}", f"duplicate of the item in {seen[identity]}"))
+                merged.skipped.append(Skipped(f"{spec}: {item.key}", "duplicate item (same key and title)"))
                 continue
             seen[identity] = spec
-            merged.items.append(item)
+            if item.key in keys_seen:
+                log.warning("%s: key '%s' is used by more than one item; all are kept", spec, item.key)
+            keys_seen.add(item.key)
+            merged.items.append(_capped(item, spec))
     return merged
+
+
+def _capped(item: LibraryItem, spec: str) -> LibraryItem:
+    """Cut an absurdly long abstract (a pasted full text) so scoring stays fast; say so."""
+    if len(item.abstract) <= MAX_ABSTRACT_CHARS:
+        return item
+    log.warning("%s: item '%s' has an abstract of %d characters; cut to %d",
+                spec, item.key, len(item.abstract), MAX_ABSTRACT_CHARS)
+    return replace(item, abstract=item.abstract[:MAX_ABSTRACT_CHARS])
 
 
 def _read_one(spec: str, options: SourceOptions) -> LibraryRead:

@@ -119,3 +119,13 @@ def test_bad_library_files(tmp_path, name, content, message):
     path.write_bytes(content)
     with pytest.raises(InputError, match=message):
         read_library_file(path)
+
+
+def test_shared_keys_are_kept_with_a_warning_and_huge_abstracts_cut(tmp_path, caplog):
+    path = tmp_path / "dup.bib"
+    path.write_text("@article{k, title={First}}\n@article{k, title={Second}, abstract={" + "word " * 5000 + "}}\n")
+    read = read_library([str(path)])
+    assert [item.title for item in read.items] == ["First", "Second"]
+    assert "key 'k' is used by more than one item" in caplog.text
+    assert len(read.items[1].abstract) == 20_000
+    assert "cut to 20000" in caplog.text

@@ -1,0 +1,99 @@
+"""`zotrec sync`: read a Zotero library through the Web API, score the corpus, write the top N back.
+
+One session (one pyzotero client, one request counter) for the whole command. A 412 while writing means
+someone changed the library meanwhile: zotrec reads what changed, scores and plans again (bounded rounds).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recommender.items import Paper, Recommendation
+from recommender.profile import DEFAULT_AGGREGATION
+
+from .errors import BridgeError
+from .sources import SourceOptions
+from .web_client import WriteConflict
+from .web_source import library_read, open_session, sync_snapshot
+from .writeback import ApplyResult, Plan, Writer, is_ours, make_plan
+
+log = logging.getLogger(__name__)
+
+MAX_PLAN_ROUNDS = 3
+
+
+@dataclass
+class SyncRequest:
+    """What the user asked for; `papers` is the loaded corpus."""
+
+    papers: Sequence[Paper]
+    options: SourceOptions
+    collection_name: str
+    top_n: int = 20
+    dry_run: bool = False
+    aggregation: str = DEFAULT_AGGREGATION
+    representation: str = "tfidf"
+
+
+@dataclass
+class SyncReport:
+    """The plan that was (or, with --dry-run, would be) applied, what happened, and what it cost."""
+
+    library: str
+    plan: Plan
+    recommendations: list[Recommendation]
+    result: ApplyResult | None
+    dry_run: bool
+    rounds: int
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stable JSON shape of `zotrec sync --format json`."""
+        entries = [{"action": e.action, "title": e.title, "corpus_id": e.corpus_id or None,
+                    "item_key": e.item_key or None, "rank": e.rank,
+                    "score": None if e.score is None else round(e.score, 4), "note": e.note or None}
+                   for e in self.plan.entries]
+        result = self.result or ApplyResult()
+        return {
+            "library": self.library, "collection": self.plan.collection_name,
+            "collection_key": result.collection_key or self.plan.collection_key, "dry_run": self.dry_run,
+            "library_version": self.plan.library_version, "plan": entries,
+            "counts": {action: len(self.plan.of(action)) for action in ("add", "link", "keep", "remove", "skip")},
+            "written": None if self.result is None else {"created": result.created, "linked": result.linked,
+                                                          "removed": result.removed, "failed": result.failed},
+            "rounds": self.rounds, "requests": self.stats,
+        }
+
+
+def run_sync(request: SyncRequest) -> SyncReport:
+    """Read, score, plan, and (unless dry-run) write; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
+    from recommender.ranking import Recommender
+
+    recommender = Recommender(request.papers, representation=request.representation,
+                              aggregation=request.aggregation)
+    session, cache = open_session(request.options)
+    try:
+        for round_number in range(1, MAX_PLAN_ROUNDS + 1):
+            snapshot = sync_snapshot(session, cache)
+            read = library_read(snapshot, session.credentials, keep=lambda data: not is_ours(data))
+            recs = recommender.recommend(read.items, top_n=request.top_n)
+            plan = make_plan(snapshot, recs, cache, request.collection_name)
+            report = SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, round_number)
+            if request.dry_run or not plan.needs_writes:
+                break
+            try:
+                report.result = Writer(session, cache, snapshot).apply(plan, recs)
+                break
+            except WriteConflict as conflict:
+                log.info("%s; reading the changes and planning again.", conflict)
+        else:
+            raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
+                              f"({MAX_PLAN_ROUNDS} tries); run it again later")
+        report.stats = session.stats()
+        return report
+    finally:
+        session.close()
+        cache.close()

@@ -1,0 +1,176 @@
+"""`--library zotero:web`: read a Zotero library through the Web API (pyzotero), incrementally.
+
+The first read pages through `/items/top` and `/collections` (100 per request). Later reads ask only what
+changed since the cached library version: `/items/top?since=V&format=versions` (one request, and the only one
+when nothing changed), the changed items in batches of 50, `/collections?since=V` and `/deleted?since=V`.
+Notes, attachments, annotations and trashed items never reach the profile.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from recommender.items import LibraryItem, Skipped
+
+from .credentials import Credentials, resolve_credentials
+from .errors import SourceError
+from .sources import LibraryRead, SourceOptions
+from .web_cache import WebCache, cache_path
+from .web_client import RetryPolicy, WebSession
+from .zotero_json import item_from_zotero_json
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100
+KEYS_PER_REQUEST = 50
+MAX_SYNC_ROUNDS = 3
+
+
+@dataclass
+class Snapshot:
+    """The library as of `version`: top-level item data (trash flagged) and collection data, by key."""
+
+    version: int
+    items: dict[str, dict] = field(default_factory=dict)
+    collections: dict[str, dict] = field(default_factory=dict)
+    full_read: bool = False
+    fetched: int = 0
+
+    def collection_paths(self) -> dict[str, str]:
+        """key → 'Parent/Child' for every collection not in the trash."""
+        return collection_paths(self.collections)
+
+
+def collection_paths(collections: Mapping[str, Mapping]) -> dict[str, str]:
+    paths: dict[str, str] = {}
+
+    def path_of(key: str, seen: tuple[str, ...] = ()) -> str:
+        if key in paths:
+            return paths[key]
+        data = collections[key]
+        parent = data.get("parentCollection")
+        name = str(data.get("name") or key)
+        if parent and parent in collections and parent not in seen and not collections[parent].get("deleted"):
+            name = f"{path_of(parent, (*seen, key))}/{name}"
+        paths[key] = name
+        return name
+
+    for key, data in collections.items():
+        if not data.get("deleted"):
+            path_of(key)
+    return {key: path for key, path in paths.items() if not collections[key].get("deleted")}
+
+
+def open_session(options: SourceOptions, argument: str = "") -> tuple[WebSession, WebCache]:
+    """Credentials (option > env > config > keyring), one pyzotero client, and this library's cache."""
+    library_type, library_id = _parse_argument(argument)
+    explicit_type = library_type or (options.library_type if options.library_type != "user" else None)
+    credentials = resolve_credentials(library_id or options.library_id, explicit_type, options.api_key,
+                                      options.endpoint)
+    policy = options.extra.get("retry_policy") or RetryPolicy()
+    session = WebSession(credentials, policy)
+    return session, WebCache(cache_path(credentials.endpoint, credentials.library_type, credentials.library_id,
+                                        options.cache_dir))
+
+
+def _parse_argument(argument: str) -> tuple[str | None, str | None]:
+    """'' → (None, None); 'group:123' → ('group', '123'); '123' → (None, '123')."""
+    if not argument:
+        return None, None
+    kind, _, number = argument.rpartition(":")
+    if kind and kind not in ("user", "group") or not number.isdigit():
+        raise SourceError(f"zotero:web:{argument}: write zotero:web, zotero:web:<id> or zotero:web:group:<id>")
+    return kind or None, number
+
+
+def read_web_library(argument: str, options: SourceOptions) -> LibraryRead:
+    """The scheme reader: sync the cache, then convert its items (request counts go in `stats`)."""
+    session, cache = open_session(options, argument)
+    try:
+        snapshot = sync_snapshot(session, cache)
+    finally:
+        session.close()
+        cache.close()
+    read = library_read(snapshot, session.credentials)
+    read.stats.update(session.stats())
+    return read
+
+
+def library_read(snapshot: Snapshot, credentials: Credentials,
+                 keep: Callable[[Mapping], bool] | None = None) -> LibraryRead:
+    """Regular items not in the trash, with full collection paths; the rest is reported as skipped."""
+    paths = snapshot.collection_paths()
+    where = f"zotero:web ({credentials.describe()})"
+    read = LibraryRead(sources=[where], stats={"library_version": snapshot.version})
+    for key, data in snapshot.items.items():
+        if data.get("deleted"):
+            continue  # the user threw it away: not part of the profile, not worth a warning
+        if keep is not None and not keep(data):
+            continue
+        data = {**data, "collections": [c for c in data.get("collections") or [] if c in paths]}
+        converted = item_from_zotero_json(data, where=f"{where}: {key}", collection_paths=paths,
+                                          library=credentials.describe())
+        (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
+    return read
+
+
+def sync_snapshot(session: WebSession, cache: WebCache) -> Snapshot:
+    """Bring the cache up to the server's library version and return what it now holds."""
+    for _ in range(MAX_SYNC_ROUNDS):
+        since = cache.library_version
+        if since == 0:
+            snapshot = _full_read(session, cache)
+        else:
+            snapshot = _incremental_read(session, cache, since)
+        if snapshot is not None:
+            return snapshot
+    raise SourceError(f"{session.credentials.describe()} kept changing while zotrec read it; try again")
+
+
+def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tuple[list[dict], int]:
+    """Every page of a read, and the library version the first page reported (a safe sync point)."""
+    zot = session.zot
+    objects = list(session.call(what, first))
+    version = session.last_version or 0
+    while zot.links and zot.links.get("next"):
+        objects.extend(session.call(what, zot.follow))
+    return objects, version
+
+
+def _full_read(session: WebSession, cache: WebCache) -> Snapshot | None:
+    zot = session.zot
+    log.info("Reading %s from Zotero (first time: everything)…", session.credentials.describe())
+    items, version = _all_pages(session, "reading items", lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1))
+    collections, _ = _all_pages(session, "reading collections", lambda: zot.collections(limit=PAGE_SIZE))
+    if session.last_version != version:
+        log.info("The library changed while it was read; the next read picks up those changes.")
+    cache.replace_all([o["data"] for o in items], [o["data"] for o in collections], version)
+    log.info("Read %d items and %d collections (library version %d).", len(items), len(collections), version)
+    return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(items))
+
+
+def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snapshot | None:
+    zot = session.zot
+    changed = session.call("checking for changes", lambda: zot.top(since=since, format="versions",
+                                                                     includeTrashed=1, limit=None))
+    version = session.last_version or since
+    if version == since:
+        log.info("%s is unchanged since the last read (version %d).", session.credentials.describe(), since)
+        return Snapshot(since, cache.items(), cache.collections())
+    keys = sorted(changed or {})
+    items: list[dict] = []
+    for start in range(0, len(keys), KEYS_PER_REQUEST):
+        batch = ",".join(keys[start:start + KEYS_PER_REQUEST])
+        items.extend(session.call("reading changed items",
+                                  lambda b=batch: zot.items(itemKey=b, includeTrashed=1, limit=KEYS_PER_REQUEST)))
+    collections, _ = _all_pages(session, "reading changed collections",
+                             lambda: zot.collections(since=since, limit=PAGE_SIZE))
+    deleted: Any = session.call("reading deletions", lambda: zot.deleted(since=since))
+    cache.apply_changes([o["data"] for o in items], [o["data"] for o in collections],
+                        deleted.get("items", []), deleted.get("collections", []), version)
+    log.info("Updated %d items, %d collections, %d deletions (library version %d → %d).", len(items),
+             len(collections), len(deleted.get("items", [])) + len(deleted.get("collections", [])), since, version)
+    return Snapshot(version, cache.items(), cache.collections(), fetched=len(items))

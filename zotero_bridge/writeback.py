@@ -1,0 +1,302 @@
+"""Write recommendations into a Zotero collection: plan (add / keep / remove), then apply it safely.
+
+Rules: the collection is found by name or created once; new papers become `conferencePaper` items tagged
+`zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons, posted
+parent-then-note in batches of at most 50 objects; a paper already in the library is reused, not created
+again; papers that fell out of the top N leave the collection (never deleted) unless the user changed them
+since zotrec wrote them. Every write carries the library version it was planned on (a user's concurrent
+edit → 412 → the caller re-reads and re-plans) and a fresh Zotero-Write-Token (a retried batch is never
+applied twice). Plans only ever touch our collection's membership and the items zotrec created.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import secrets
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from recommender.items import Recommendation
+from recommender.text import doi_key, title_key, url_key
+
+from .errors import BridgeError
+from .web_cache import WebCache, WrittenRecord
+from .web_client import WebSession
+from .web_source import Snapshot
+
+log = logging.getLogger(__name__)
+
+ZOTREC_TAG = "zotrec"
+MAX_OBJECTS_PER_WRITE = 50
+PARTIAL_FAILURE_RETRIES = 2
+KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
+ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
+_EXTRA_LINE = re.compile(r"^zotrec:\s*(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One line of the plan: what happens to one paper or collection member, and why."""
+
+    action: str  # add | link | keep | remove | skip
+    title: str
+    corpus_id: str = ""
+    item_key: str = ""
+    rank: int | None = None
+    score: float | None = None
+    note: str = ""
+
+
+@dataclass
+class Plan:
+    collection_name: str
+    collection_key: str | None
+    library_version: int
+    entries: list[PlanEntry] = field(default_factory=list)
+
+    def of(self, *actions: str) -> list[PlanEntry]:
+        return [entry for entry in self.entries if entry.action in actions]
+
+    @property
+    def needs_writes(self) -> bool:
+        return bool(self.of("add", "link", "remove"))
+
+
+@dataclass
+class ApplyResult:
+    created: int = 0
+    linked: int = 0
+    removed: int = 0
+    failed: list[str] = field(default_factory=list)
+    collection_key: str | None = None
+
+
+def is_ours(data: Mapping) -> bool:
+    """An item zotrec created: it carries the `zotrec` tag."""
+    return any(isinstance(t, Mapping) and t.get("tag") == ZOTREC_TAG for t in data.get("tags") or [])
+
+
+def corpus_id_of(data: Mapping) -> str:
+    match = _EXTRA_LINE.search(str(data.get("extra") or ""))
+    return match.group(1) if match else ""
+
+
+def find_collection(collections: Mapping[str, Mapping], name: str, known: Sequence[str] = ()) -> str | None:
+    """The top-level, not-trashed collection called `name` (one we wrote into before wins; then the oldest)."""
+    matches = [data for data in collections.values() if data.get("name") == name
+               and not data.get("parentCollection") and not data.get("deleted")]
+    matches.sort(key=lambda data: (data["key"] not in known, int(data.get("version") or 0), data["key"]))
+    return matches[0]["key"] if matches else None
+
+
+def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,
+              known_collections: Sequence[str] = ()) -> Plan:
+    """Compare the wanted top N with the collection as it is now; nothing is sent."""
+    collection_key = find_collection(snapshot.collections, collection_name, known_collections)
+    plan = Plan(collection_name, collection_key, snapshot.version)
+    records = cache.written(collection_key) if collection_key else {}
+    index = _ItemIndex(snapshot.items)
+    wanted: set[str] = set()
+    for rec in recs:
+        paper, data = rec.paper, index.match(rec)
+        common = {"title": paper.title, "corpus_id": paper.id, "rank": rec.rank, "score": rec.score}
+        if data is None:
+            plan.entries.append(PlanEntry("add", **common))
+            continue
+        key = data["key"]
+        wanted.add(key)
+        record = records.get(key)
+        if data.get("deleted"):
+            plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you moved it to the trash"))
+        elif collection_key and collection_key in (data.get("collections") or []):
+            plan.entries.append(PlanEntry("keep", **common, item_key=key))
+        elif record is not None and record.version != data.get("version"):
+            plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you changed it since zotrec added it"))
+        else:
+            plan.entries.append(PlanEntry("link", **common, item_key=key, note="already in your library"))
+    if collection_key:
+        plan.entries.extend(_removals(snapshot, collection_key, wanted, records))
+    return plan
+
+
+def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
+              records: Mapping[str, WrittenRecord]) -> list[PlanEntry]:
+    entries = []
+    for key, data in snapshot.items.items():
+        if key in wanted or data.get("deleted") or collection_key not in (data.get("collections") or []):
+            continue
+        title = str(data.get("title") or key)
+        record = records.get(key)
+        if record is None:
+            note = "added by you" if not is_ours(data) else "no record of zotrec writing it on this computer"
+            entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note=f"out of the top N; {note}"))
+        elif record.version != data.get("version"):
+            entries.append(PlanEntry("keep", title, record.corpus_id, key, note="out of the top N; you changed it"))
+        else:
+            entries.append(PlanEntry("remove", title, record.corpus_id, key, note="out of the top N"))
+    return entries
+
+
+class _ItemIndex:
+    """Find a library item for a paper: zotrec's corpus id first, then DOI, URL, title (live before trashed)."""
+
+    def __init__(self, items: Mapping[str, dict]) -> None:
+        self.by: dict[str, dict] = {}
+        for data in sorted(items.values(), key=lambda d: (not d.get("deleted"), is_ours(d))):
+            if data.get("itemType") in ("note", "attachment", "annotation"):
+                continue
+            for name in self._names(data):
+                self.by[name] = data  # later wins: live and ours preferred
+
+    @staticmethod
+    def _names(data: Mapping) -> list[str]:
+        names = []
+        if corpus := corpus_id_of(data):
+            names.append(f"id:{corpus}")
+        if data.get("DOI"):
+            names.append(f"doi:{doi_key(str(data['DOI']))}")
+        if data.get("url"):
+            names.append(f"url:{url_key(str(data['url']))}")
+        if title := title_key(str(data.get("title") or "")):
+            names.append(f"title:{title}")
+        return names
+
+    def match(self, rec: Recommendation) -> dict | None:
+        paper = rec.paper
+        names = [f"id:{paper.id}"]
+        names += [f"doi:{doi_key(paper.doi)}"] if paper.doi else []
+        names += [f"url:{url_key(paper.url)}"] if paper.url else []
+        names += [f"title:{title_key(paper.title)}"] if not paper.title_derived else []
+        return next((self.by[name] for name in names if name in self.by), None)
+
+
+# ---- applying ---------------------------------------------------------------------------------------------
+def new_key() -> str:
+    """A Zotero object key made here, so a paper and its note go in one request."""
+    return "".join(secrets.choice(KEY_CHARS) for _ in range(8))
+
+
+def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
+    """The conferencePaper JSON for one recommendation, marked as zotrec's."""
+    paper = rec.paper
+    icml = not paper.venue or ("ICML" in paper.venue.upper() and "2025" in paper.venue)
+    creators = []
+    for author in paper.authors:
+        first, _, last = author.rpartition(" ")
+        creators.append({"creatorType": "author", "firstName": first, "lastName": last} if first
+                        else {"creatorType": "author", "name": author})
+    return {
+        "key": key, "itemType": "conferencePaper", "title": paper.title, "creators": creators,
+        "abstractNote": paper.abstract or "", "proceedingsTitle": ICML_2025_PROCEEDINGS if icml else "",
+        "conferenceName": "ICML 2025" if icml else paper.venue, "date": str(paper.year or (2025 if icml else "")),
+        "url": paper.url, "DOI": paper.doi, "extra": f"zotrec: {paper.id} score={rec.score:.4f}",
+        "tags": [{"tag": ZOTREC_TAG}], "collections": [collection_key], "relations": {},
+    }
+
+
+def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
+    """The child note: why zotrec recommends this paper."""
+    reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
+    body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.</p>"
+            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else ""))
+    return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
+            "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}
+
+
+class Writer:
+    """Applies one plan with one session; keeps the cache in step with every successful write."""
+
+    def __init__(self, session: WebSession, cache: WebCache, snapshot: Snapshot) -> None:
+        self.session, self.cache, self.snapshot = session, cache, snapshot
+        self.version = snapshot.version
+        self.result = ApplyResult()
+
+    def apply(self, plan: Plan, recs: Sequence[Recommendation]) -> ApplyResult:
+        collection = plan.collection_key or self._create_collection(plan.collection_name)
+        self.result.collection_key = collection
+        by_id = {rec.paper.id: rec for rec in recs}
+        pairs = [(paper_item(by_id[e.corpus_id], collection, k := new_key()),
+                  reasons_note(by_id[e.corpus_id], k, new_key())) for e in plan.of("add")]
+        for start in range(0, len(pairs), MAX_OBJECTS_PER_WRITE // 2):
+            chunk = pairs[start:start + MAX_OBJECTS_PER_WRITE // 2]
+            saved = self._post_items([o for pair in chunk for o in pair], "creating recommended papers")
+            made = [item for item, _ in chunk if item["key"] in saved]
+            self.result.created += len(made)
+            self._record(collection, [(item["key"], corpus_id_of(item), True) for item in made], saved)
+        self._membership(plan, collection)
+        return self.result
+
+    def _membership(self, plan: Plan, collection: str) -> None:
+        updates, records = [], []
+        for entry in plan.of("link", "remove"):
+            data = self.snapshot.items[entry.item_key]
+            current = [c for c in data.get("collections") or [] if c != collection]
+            wanted = current + [collection] if entry.action == "link" else current
+            updates.append({"key": entry.item_key, "version": data["version"], "collections": wanted})
+            records.append((entry.item_key, entry.corpus_id, is_ours(data)))
+        for start in range(0, len(updates), MAX_OBJECTS_PER_WRITE):
+            saved = self._post_items(updates[start:start + MAX_OBJECTS_PER_WRITE], "updating the collection")
+            done = [r for r in records[start:start + MAX_OBJECTS_PER_WRITE] if r[0] in saved]
+            self._record(collection, done, saved)
+            for key, _, _ in done:
+                linked = collection in saved[key].get("collections", [])
+                self.result.linked += linked
+                self.result.removed += not linked
+
+    def _record(self, collection: str, rows: list[tuple[str, str, bool]], saved: Mapping[str, dict]) -> None:
+        self.cache.record_written(WrittenRecord(collection, key, corpus_id, int(saved[key]["version"]), created)
+                                  for key, corpus_id, created in rows)
+
+    def _create_collection(self, name: str) -> str:
+        result = self.session.post("collections", [{"name": name, "parentCollection": False}],
+                                   "creating the collection", write_token=uuid.uuid4().hex,
+                                   library_version=self.version)
+        saved = self._absorb(result, "collections")
+        if not saved:
+            failure = next(iter(result.get("failed", {}).values()), {})
+            raise BridgeError(f"Zotero did not create the collection '{name}': {failure.get('message', 'no reason')}")
+        log.info("Created the collection '%s'.", name)
+        return next(iter(saved))
+
+    def _post_items(self, objects: list[dict], what: str) -> dict[str, dict]:
+        """POST, re-sending (a bounded number of times) objects that came back in `failed` with a 5xx code;
+        a child note goes again with its parent. Returns the saved objects by key."""
+        saved: dict[str, dict] = {}
+        pending = list(objects)
+        for attempt in range(PARTIAL_FAILURE_RETRIES + 1):
+            result = self.session.post("items", pending, what, write_token=uuid.uuid4().hex,
+                                       library_version=self.version)
+            saved.update(self._absorb(result, "items"))
+            again: list[dict] = []
+            for index, failure in sorted((int(i), f) for i, f in (result.get("failed") or {}).items()):
+                obj, code = pending[index], int(failure.get("code") or 0)
+                transient = code >= 500 or obj.get("parentItem") in {o["key"] for o in again}
+                if transient and attempt < PARTIAL_FAILURE_RETRIES:
+                    again.append(obj)
+                    continue
+                label = obj.get("title") or ("note of " + str(obj.get("parentItem")) if obj.get("parentItem")
+                                             else obj.get("key"))
+                log.warning("Zotero refused '%s' (%s): %s", label, code, failure.get("message"))
+                self.result.failed.append(f"{label}: {failure.get('message')} ({code})")
+            if not again:
+                break
+            log.info("Zotero could not save %d objects this time; sending them again.", len(again))
+            pending = again
+        return saved
+
+    def _absorb(self, result: Mapping, kind: str) -> dict[str, dict]:
+        """Take the saved objects into the cache at the new library version (our write was the only change)."""
+        saved = {obj["key"]: obj["data"] for obj in (result.get("successful") or {}).values() if "data" in obj}
+        version = self.session.last_version or self.version
+        items = list(saved.values()) if kind == "items" else []
+        collections = list(saved.values()) if kind == "collections" else []
+        top_items = [d for d in items if not d.get("parentItem")]
+        self.cache.apply_changes(top_items, collections, (), (), version)
+        self.snapshot.items.update({d["key"]: d for d in top_items})
+        self.snapshot.collections.update({d["key"]: d for d in collections})
+        self.version = self.snapshot.version = version
+        return saved
+

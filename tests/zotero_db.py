@@ -42,6 +42,7 @@ class ZoteroDatabase:
         self.random = random.Random(seed)
         self.connection = sqlite3.connect(self.path)
         self.connection.execute("PRAGMA foreign_keys = ON")
+        self.connection.execute("PRAGMA synchronous = OFF")  # a test file: no need to wait for the disk
         if wal:
             self.connection.execute("PRAGMA journal_mode = WAL")
         for name in ("system.sql", USERDATA_FILES[userdata], "triggers.sql"):
@@ -89,6 +90,20 @@ class ZoteroDatabase:
                 self.connection.execute("INSERT INTO itemTypeCreatorTypes VALUES (?, ?, ?)",
                                         (type_id, creator_ids[creator_name], int(bool(creator.get("primary")))))
         self.field_ids, self.creator_type_ids = field_ids, creator_ids
+
+    @classmethod
+    def open(cls, path: str | Path, *, exclusive: bool = False, seed: int = 99) -> ZoteroDatabase:
+        """Reopen a built database to add more, optionally holding Zotero's exclusive lock from then on."""
+        db = cls.__new__(cls)
+        db.path, db.random = Path(path), random.Random(seed)
+        db.connection = sqlite3.connect(db.path)
+        if exclusive:  # what Zotero does: the lock, once taken, is kept until the app quits
+            db.connection.execute("PRAGMA locking_mode = EXCLUSIVE")
+        db.item_type_ids = dict(db.connection.execute("SELECT typeName, itemTypeID FROM itemTypes"))
+        db.field_ids = dict(db.connection.execute("SELECT fieldName, fieldID FROM fields"))
+        db.creator_type_ids = dict(db.connection.execute("SELECT creatorType, creatorTypeID FROM creatorTypes"))
+        db._keys = {key for (key,) in db.connection.execute("SELECT key FROM items")}
+        return db
 
     def _execute_both(self, _table: str, plain: str, combined: str, values: tuple) -> None:
         self.connection.execute(plain, values)

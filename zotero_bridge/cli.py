@@ -65,6 +65,9 @@ def source_options(command):
         click.option("--api-key", envvar="ZOTERO_API_KEY", help="Zotero API key (zotero:web); prefer the env var."),
         click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
                      help="Zotero API base URL (default the public API)."),
+        click.option("--group", metavar="NAME|ID", envvar="ZOTERO_GROUP", expose_value=False,
+                     callback=lambda ctx, _param, value: ctx.meta.__setitem__("zotrec.group", value),
+                     help="Read this group library instead of My Library (zotero:sqlite, zotero:local)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -75,7 +78,7 @@ def _source_settings(library_id, library_type, api_key, endpoint):
     from zotero_bridge.sources import SourceOptions
 
     return SourceOptions(library_id=library_id, library_type=library_type or "user",
-                         api_key=api_key, endpoint=endpoint)
+                         api_key=api_key, endpoint=endpoint, group=click.get_current_context().meta.get("zotrec.group"))
 
 
 def _read_library(libraries, settings):
@@ -164,27 +167,32 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
 @click.option("--aggregation", default="top3", show_default=True,
               help="How item similarities combine: max, mean or topK (mean of the K best).")
+@click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
+              help="Text features: tfidf, dense (MiniLM embeddings, cached; needs the 'embeddings' "
+                   "extra) or hybrid (both). Default: the best measured one that is installed.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv"]),
               default="table", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, fmt, output):
+                 aggregation, features, fmt, output):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
     Example:
         zotrec reading-list --library examples/library.bib -n 10 --format markdown
     """
+    from recommender.embeddings import choose_features
     from recommender.profile import parse_aggregation
     from recommender.ranking import Recommender
     from zotero_bridge.render import render_recommendations
 
     parse_aggregation(aggregation)
+    features = choose_features(features)
     read = _read_library(libraries, _source_settings(library_id, library_type, api_key, endpoint))
     profile = _profile_for(read.items, collection)
     papers = _load_corpus(corpus_paths)
-    recommender = Recommender(papers, aggregation=aggregation)
+    recommender = Recommender(papers, aggregation=aggregation, representation=features)
     recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
     title = f"Reading list · {collection}" if collection else "Reading list"
     _write_output(render_recommendations(recs, fmt, title=title), output)
@@ -205,3 +213,101 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
 
     read = _read_library(libraries, _source_settings(library_id, library_type, api_key, endpoint))
     click.echo(render_library(read.items, read.skipped, fmt), nl=False)
+
+
+@cli.command("score")
+@click.option("--libraries", "library_paths", multiple=True, required=True, metavar="PATH",
+              help="A library file (.bib/.ris/.json/.jsonl/.sqlite) or a folder of them; each file is one user, "
+                   "named by its file stem. Repeat, or list more paths after the options (shell globs work).")
+@click.argument("more_libraries", nargs=-1, metavar="[PATH]...")
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
+              help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
+@click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Papers per user; 0 writes every (user, paper) score.")
+@click.option("-o", "--out", "output", metavar="FILE", help="Write rows to FILE (resumable) instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
+@click.option("--group-summary", is_flag=True,
+              help="Also rank papers by how many users have them in their top K (FILE.group.csv beside --out).")
+@click.option("--overwrite", is_flag=True, help="Start --out afresh instead of resuming it.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (users are split between them).")
+@click.pass_context
+@friendly_errors
+def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, top_n, output, fmt,
+                  group_summary, overwrite, jobs):
+    """Score many libraries (one user each) against one corpus: rows of user, rank, id, title, score, reasons.
+
+    Each user's ranking is exactly `zotrec reading-list` on that library. A re-run with the same
+    --out skips users already written; a library that cannot be read is reported and skipped.
+
+    \b
+    Example:
+        zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
+    """
+    from zotero_bridge.batch_cli import score_command as run_score, summary_text
+
+    papers = _load_corpus(corpus_paths)
+    quiet = logging.getLogger().level > logging.INFO
+    summary = run_score(papers, [*library_paths, *more_libraries], model_path=model_path, top_n=top_n,
+                        output=output, fmt=fmt, group_summary=group_summary, overwrite=overwrite, jobs=jobs,
+                        show_progress=not quiet)
+    click.echo(summary_text(summary), err=True)
+    if summary.failures and not summary.scored and not summary.resumed:
+        ctx.exit(1)
+
+
+@cli.command("sync")
+@click.option("--library-id", envvar="ZOTERO_LIBRARY_ID", help="Zotero user or group id (also the config file).")
+@click.option("--library-type", envvar="ZOTERO_LIBRARY_TYPE", type=click.Choice(["user", "group"]), default=None,
+              help="user (default) or group.")
+@click.option("--api-key", envvar="ZOTERO_API_KEY", help="Zotero API key; prefer the env var, config or keyring.")
+@click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
+              help="Zotero API base URL (default https://api.zotero.org; a self-hosted or test server).")
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH",
+              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default: the bundled ICML 2025 seeds.")
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many papers the collection holds.")
+@click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
+              help="The collection zotrec fills (found by name, created once).")
+@click.option("--aggregation", default="top3", show_default=True,
+              help="How item similarities combine: max, mean or topK (as in reading-list).")
+@click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
+              help="Text features, as in reading-list. Default: the best measured one that is installed.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (add / keep / remove); send no write request.")
+@click.option("--save-config", is_flag=True,
+              help="Also store the library id, type, endpoint and key in the config file (mode 0600).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="The report; json includes the request counts.")
+@friendly_errors
+def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name, aggregation,
+                 features, dry_run, save_config, fmt):
+    """Score the corpus against your Zotero library (Web API) and write the top N into a collection.
+
+    New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
+    out of the top N leave the collection (never deleted) unless you changed them. Items you made are
+    never edited, except being added to the collection when the paper is already in your library.
+    Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
+
+    \b
+    Example:
+        export ZOTERO_LIBRARY_ID=1234567 ZOTERO_API_KEY=...
+        zotrec sync --dry-run
+        zotrec sync -n 20 --collection-name "Recommended · ICML 2025" --format json
+    """
+    from recommender.embeddings import choose_features
+    from recommender.profile import parse_aggregation
+    from zotero_bridge.sync import SyncRequest, render_sync_report, run_sync
+
+    parse_aggregation(aggregation)
+    settings = _source_settings(library_id, library_type, api_key, endpoint)
+    if save_config:
+        from zotero_bridge.credentials import resolve_credentials, save_config as store
+
+        found = resolve_credentials(library_id, library_type, api_key, endpoint)
+        log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,
+                                                           "library_type": found.library_type,
+                                                           "endpoint": found.endpoint}))
+    request = SyncRequest(_load_corpus(corpus_paths), settings, collection_name, top_n=top_n, dry_run=dry_run,
+                          aggregation=aggregation, representation=choose_features(features))
+    click.echo(render_sync_report(run_sync(request), fmt), nl=False)

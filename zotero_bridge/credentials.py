@@ -124,8 +124,11 @@ def resolve_credentials(
             f"library_id to {config or config_path()} (your user id is on https://www.zotero.org/settings/keys)")
     if not library_id.isdigit():
         raise CredentialsError(f"the Zotero library id must be a number, not '{library_id}'")
+    endpoint = (settings["endpoint"] or DEFAULT_ENDPOINT).strip().rstrip("/")
+    if not re.match(r"^https?://[^/\s]+", endpoint):
+        raise CredentialsError(f"the Zotero endpoint must be an http(s) URL, not '{redact(endpoint)}'")
     key = settings["api_key"] or _keyring_key(library_type, library_id)
-    return Credentials(library_id, library_type, key, (settings["endpoint"] or DEFAULT_ENDPOINT).rstrip("/"))
+    return Credentials(library_id, library_type, key, endpoint)
 
 
 def _keyring_key(library_type: str, library_id: str) -> str | None:

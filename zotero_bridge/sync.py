@@ -97,3 +97,32 @@ def run_sync(request: SyncRequest) -> SyncReport:
     finally:
         session.close()
         cache.close()
+
+
+_ACTION_LABELS = {"add": "add", "link": "add (yours)", "keep": "keep", "remove": "remove", "skip": "skip"}
+
+
+def render_sync_report(report: SyncReport, fmt: str) -> str:
+    """`table` (plain text a person reads) or `json` (SyncReport.as_dict, with request counts)."""
+    import json
+
+    if fmt == "json":
+        return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
+    state = "dry run: nothing was written" if report.dry_run else (
+        "nothing to change" if report.result is None else "written")
+    lines = [f"Zotero sync · {report.library} · collection \"{report.plan.collection_name}\" ({state})"]
+    for entry in report.plan.entries:
+        rank = f"#{entry.rank}" if entry.rank else ""
+        score = f"{entry.score:.3f}" if entry.score is not None else ""
+        note = f"  [{entry.note}]" if entry.note else ""
+        lines.append(f"  {_ACTION_LABELS[entry.action]:<11} {rank:>4} {score:>6}  {entry.title}{note}")
+    counts = ", ".join(f"{len(report.plan.of(a))} {a}" for a in ("add", "link", "keep", "remove", "skip"))
+    lines.append(f"Plan: {counts}.")
+    if report.result is not None:
+        result = report.result
+        lines.append(f"Written: {result.created} created, {result.linked} added, {result.removed} removed"
+                     + (f", {len(result.failed)} failed: " + "; ".join(result.failed) if result.failed else "."))
+    stats = report.stats
+    lines.append(f"Requests: {stats.get('requests', 0)} ({stats.get('read_requests', 0)} read, "
+                 f"{stats.get('write_requests', 0)} write).")
+    return "\n".join(lines) + "\n"

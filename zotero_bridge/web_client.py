@@ -103,8 +103,8 @@ class WebSession:
         if version and version.isdigit() and response.status_code < 300:
             self.last_version = int(version)
         if response.status_code >= 400:
-            response.read()
-            self._body = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
+            text = response.read().decode("utf-8", "replace").strip()  # not .text: pyzotero sets the encoding later
+            self._body = text.splitlines()[0][:200] if text else ""
         asked = response.headers.get("Backoff") or response.headers.get("Retry-After")
         if asked:
             try:
@@ -142,10 +142,12 @@ class WebSession:
             except (_RetryableResponse, zerrors.PyZoteroError, httpx2.TransportError, json.JSONDecodeError) as error:
                 status = getattr(error, "status", None) or self._status
                 transport = isinstance(error, httpx2.TransportError)
+                if isinstance(error, httpx2.UnsupportedProtocol):
+                    raise BridgeError(f"cannot reach {self.credentials.endpoint}: not an http(s) URL") from None
                 if not transport and status not in RETRYABLE_STATUS:
                     raise self.error_for(status, what, write=write) from None
                 if attempt == self.policy.attempts:
-                    cause = f"HTTP {status}" if status else type(error).__name__
+                    cause = f"HTTP {status}" if status and not transport else f"no answer: {type(error).__name__}"
                     raise ZoteroBusyError(f"Zotero kept failing ({cause}) while {what} for "
                                           f"{self.credentials.describe()}; gave up after {attempt} tries") from None
                 self._schedule_retry(attempt, status, what)

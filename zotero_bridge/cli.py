@@ -223,6 +223,9 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
               help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
 @click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
+@click.option("--aggregation", default="top3", show_default=True, help="As in reading-list: max, mean or topK.")
+@click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
+              help="Text features, as in reading-list. Default: the best measured one that is installed.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
               help="Papers per user; 0 writes every (user, paper) score.")
 @click.option("-o", "--out", "output", metavar="FILE", help="Write rows to FILE (resumable) instead of stdout.")
@@ -234,8 +237,8 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
               help="Worker processes (users are split between them).")
 @click.pass_context
 @friendly_errors
-def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, top_n, output, fmt,
-                  group_summary, overwrite, jobs):
+def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, aggregation, features, top_n,
+                  output, fmt, group_summary, overwrite, jobs):
     """Score many libraries (one user each) against one corpus: rows of user, rank, id, title, score, reasons.
 
     Each user's ranking is exactly `zotrec reading-list` on that library. A re-run with the same
@@ -245,13 +248,16 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     Example:
         zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
     """
-    from zotero_bridge.batch_cli import score_command as run_score, summary_text
+    from recommender.embeddings import choose_features
+    from recommender.profile import parse_aggregation
+    from zotero_bridge.batch_cli import BatchRequest, run_batch, summary_text
 
-    papers = _load_corpus(corpus_paths)
-    quiet = logging.getLogger().level > logging.INFO
-    summary = run_score(papers, [*library_paths, *more_libraries], model_path=model_path, top_n=top_n,
-                        output=output, fmt=fmt, group_summary=group_summary, overwrite=overwrite, jobs=jobs,
-                        show_progress=not quiet)
+    parse_aggregation(aggregation)
+    request = BatchRequest([*library_paths, *more_libraries], model_path=model_path, aggregation=aggregation,
+                           features=choose_features(features), top_n=top_n, output=output, fmt=fmt,
+                           group_summary=group_summary, overwrite=overwrite, jobs=jobs,
+                           show_progress=logging.getLogger().level <= logging.INFO)
+    summary = run_batch(_load_corpus(corpus_paths), request)
     click.echo(summary_text(summary), err=True)
     if summary.failures and not summary.scored and not summary.resumed:
         ctx.exit(1)

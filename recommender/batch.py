@@ -1,0 +1,303 @@
+"""Batch scoring: many users' libraries against one corpus with one Recommender, in bounded memory.
+
+The corpus features (and the corpus's identity keys for "already owned") are computed once;
+libraries are loaded, scored and written a chunk of users at a time, so memory does not grow
+with the number of users. Each user's ranking is the one `Recommender.recommend` gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Generic, TypeVar
+
+import numpy as np
+
+from .batch_output import ScoreWriter, render_user_block
+from .errors import EmptyLibraryError, RecommenderError
+from .items import LibraryItem, Paper, Recommendation
+from .ranking import DEFAULT_TOP_N, Recommender, _reasons
+from .text import doi_key, title_key, url_key
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_USERS = 16
+Source = TypeVar("Source")
+Progress = Callable[[int, int], None]
+
+
+class CorpusKeys:
+    """The corpus's DOI, URL and title keys, computed once: "does this user own paper i" in O(library)."""
+
+    def __init__(self, corpus: Sequence[Paper]) -> None:
+        self.size = len(corpus)
+        self.by_doi: dict[str, list[int]] = {}
+        self.by_url: dict[str, list[int]] = {}
+        self.by_title: dict[str, list[int]] = {}
+        for index, paper in enumerate(corpus):
+            if paper.doi:
+                self.by_doi.setdefault(doi_key(paper.doi), []).append(index)
+            if paper.url:
+                self.by_url.setdefault(url_key(paper.url), []).append(index)
+            if not paper.title_derived:
+                self.by_title.setdefault(title_key(paper.title), []).append(index)
+
+    def owned(self, library: Sequence[LibraryItem]) -> np.ndarray:
+        """The same mask as `ranking.owned_mask(library, corpus)`."""
+        mask = np.zeros(self.size, dtype=bool)
+        dois = {doi_key(item.doi) for item in library if item.doi}
+        urls = {url_key(item.url) for item in library if item.url}
+        titles = {title_key(item.title) for item in library if item.title} - {""}
+        for keys, index in ((dois, self.by_doi), (urls, self.by_url), (titles, self.by_title)):
+            for key in keys & index.keys():
+                mask[index[key]] = True
+        return mask
+
+
+class BatchScorer:
+    """One Recommender shared by every user; ranks exactly as `Recommender.recommend` does.
+
+    With a collaborative model attached the scorer defers to `Recommender.recommend` for each user;
+    otherwise it uses the Recommender's own profile scores with the corpus keys cached, which
+    saves re-deriving the corpus's keys for every user. The first user of a run is checked
+    against `Recommender.recommend`, and any difference switches the run to it.
+    """
+
+    def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N) -> None:
+        if top_n < 0:
+            raise ValueError("top_n must be 0 (every paper) or more")
+        self.recommender = recommender
+        self.top_n = top_n
+        self.corpus = recommender.corpus
+        self.keys = CorpusKeys(self.corpus)
+        self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
+        self._checked = getattr(recommender, "model", None) is not None
+        self._direct = self._checked
+
+    def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
+        """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
+        if self._direct:
+            return self.recommender.recommend(library, top_n=self.top_n)
+        ranked = self._rank(library)
+        if not self._checked:
+            self._checked = True
+            expected = self.recommender.recommend(library, top_n=self.top_n)
+            if expected != ranked:
+                log.warning("batch ranking differs from Recommender.recommend; using it for every user")
+                self._direct = True
+                return expected
+        return ranked
+
+    def _rank(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
+        profile = [item for item in library if item.text.strip()]
+        if not profile:
+            raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
+        scored = self.recommender.profile_scores(profile)
+        owned = self.keys.owned(library)
+        order = np.lexsort((np.arange(len(self.corpus)), -scored.scores))
+        order = order[~owned[order]]
+        if self.top_n:
+            order = order[: self.top_n]
+        return [
+            Recommendation(paper=self.corpus[index], score=float(scored.scores[index]),
+                           reasons=_reasons(scored, index, profile), rank=rank)
+            for rank, index in enumerate(order, start=1)
+        ]
+
+
+class GroupSummary:
+    """Per paper: how many users have it in their top K, and its mean rank among them."""
+
+    def __init__(self, corpus: Sequence[Paper]) -> None:
+        self.corpus = list(corpus)
+        self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
+        self.users = np.zeros(len(self.corpus), dtype=np.int64)
+        self.rank_sums = np.zeros(len(self.corpus), dtype=np.float64)
+        self.members = 0
+
+    def add(self, indices: np.ndarray, ranks: np.ndarray) -> None:
+        """One user's papers (corpus indices) and their ranks."""
+        self.members += 1
+        np.add.at(self.users, indices, 1)
+        np.add.at(self.rank_sums, indices, ranks)
+
+    def add_row(self, row: Mapping[str, Any]) -> None:
+        """A row read back from an earlier run's file (members are counted by `add_member`)."""
+        index = self.index_of.get(str(row["id"]))
+        if index is not None:
+            self.users[index] += 1
+            self.rank_sums[index] += int(row["rank"])
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Papers anyone has in their top K: most users first, then lower mean rank, then corpus order."""
+        picked = np.flatnonzero(self.users)
+        mean_ranks = self.rank_sums[picked] / self.users[picked]
+        order = np.lexsort((picked, mean_ranks, -self.users[picked]))
+        return [
+            {"id": self.corpus[picked[i]].id, "title": self.corpus[picked[i]].title,
+             "users": int(self.users[picked[i]]), "share": round(float(self.users[picked[i]]) / max(self.members, 1), 4),
+             "mean_rank": round(float(mean_ranks[i]), 2)}
+            for i in order
+        ]
+
+
+@dataclass
+class UserResult:
+    """One user's outcome: the rendered block and (corpus index, rank) pairs, or why it failed."""
+
+    user: str
+    block: str = ""
+    indices: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    error: str | None = None
+
+
+@dataclass
+class BatchSummary:
+    """What a batch run did: users scored, resumed and failed, papers, rows, time."""
+
+    users: int = 0
+    scored: int = 0
+    resumed: int = 0
+    papers: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    group: GroupSummary | None = None
+    output: Path | None = None
+
+
+@dataclass
+class _Job(Generic[Source]):
+    scorer: BatchScorer
+    load: Callable[[Source], Sequence[LibraryItem]] | None
+    fmt: str
+
+
+def score_user(job: _Job, user: str, source: Any) -> UserResult:
+    """Load and score one library; a library a user can fix is reported, not raised."""
+    try:
+        items = job.load(source) if job.load is not None else source
+        recs = job.scorer.score(items)
+    except (RecommenderError, OSError, ValueError) as error:
+        return UserResult(user, error=str(error).splitlines()[0] if str(error) else type(error).__name__)
+    indices = np.fromiter((job.scorer.index_of[r.paper.id] for r in recs), dtype=np.int64, count=len(recs))
+    ranks = np.fromiter((r.rank for r in recs), dtype=np.int64, count=len(recs))
+    return UserResult(user, render_user_block(user, recs, job.fmt), indices, ranks)
+
+
+def _score_chunk(job: _Job, chunk: Sequence[tuple[str, Any]]) -> list[UserResult]:
+    return [score_user(job, user, source) for user, source in chunk]
+
+
+_WORKER_JOB: _Job | None = None
+
+
+def _init_worker(job: _Job) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
+
+
+def _worker_chunk(chunk: Sequence[tuple[str, Any]]) -> list[UserResult]:
+    assert _WORKER_JOB is not None
+    return _score_chunk(_WORKER_JOB, chunk)
+
+
+def _chunks(pairs: Sequence[tuple[str, Any]], size: int) -> Iterator[Sequence[tuple[str, Any]]]:
+    for start in range(0, len(pairs), size):
+        yield pairs[start : start + size]
+
+
+def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs: int) -> Iterator[UserResult]:
+    """Per-user results in input order, from this process or a pool of `jobs` worker processes."""
+    if jobs <= 1 or len(pairs) <= chunk_users:
+        for chunk in _chunks(pairs, chunk_users):
+            yield from _score_chunk(job, chunk)
+        return
+    import multiprocessing
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(job,)) as pool:
+        for results in pool.imap(_worker_chunk, _chunks(pairs, chunk_users)):
+            yield from results
+
+
+def score_libraries(
+    recommender: Recommender | BatchScorer,
+    libraries: Mapping[str, Source] | Iterable[tuple[str, Source]],
+    *,
+    load: Callable[[Source], Sequence[LibraryItem]] | None = None,
+    output: str | Path | IO[str],
+    fmt: str = "csv",
+    top_n: int = DEFAULT_TOP_N,
+    group_summary: bool = False,
+    overwrite: bool = False,
+    chunk_users: int = DEFAULT_CHUNK_USERS,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> BatchSummary:
+    """Score every user's library and write one row per (user, paper) to `output`.
+
+    `libraries` maps user id → a source that `load` turns into library items (without `load`,
+    the values are the items). Users already complete in an existing `output` file are skipped
+    (unless `overwrite`); a library that cannot be read or scored is reported in the summary.
+    `progress(done, total)` is called after each user.
+    """
+    started = time.perf_counter()
+    scorer = recommender if isinstance(recommender, BatchScorer) else BatchScorer(recommender, top_n=top_n)
+    if jobs > 1 and not _shareable(scorer.recommender):
+        log.warning("%s features cannot be shared with worker processes: scoring in one process",
+                    getattr(scorer.recommender.representation, "name", "these"))
+        jobs = 1
+    pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
+    _check_unique([user for user, _ in pairs])
+    summary = BatchSummary(users=len(pairs), papers=len(scorer.corpus))
+    group = GroupSummary(scorer.corpus) if group_summary else None
+    writer = ScoreWriter(output, fmt, overwrite=overwrite, on_resumed_row=group.add_row if group else None)
+    summary.output = writer.path
+    done = set(writer.resumed.done)
+    if group is not None:
+        group.members = len(done)
+    todo = [(user, source) for user, source in pairs if user not in done]
+    summary.resumed, summary.rows = len(pairs) - len(todo), writer.resumed.rows
+    if progress:
+        progress(summary.resumed, summary.users)
+    try:
+        for count, result in enumerate(_results(_Job(scorer, load, fmt), todo, chunk_users, jobs), start=1):
+            _record(result, writer, summary, group)
+            if progress:
+                progress(summary.resumed + count, summary.users)
+    finally:
+        writer.close()
+    summary.group = group
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _record(result: UserResult, writer: ScoreWriter, summary: BatchSummary, group: GroupSummary | None) -> None:
+    if result.error is not None:
+        log.warning("%s: skipped (%s)", result.user, result.error)
+        summary.failures.append((result.user, result.error))
+        return
+    writer.write_block(result.block)
+    summary.scored += 1
+    summary.rows += len(result.ranks)
+    if group is not None:
+        group.add(result.indices, result.ranks)
+
+
+def _shareable(recommender: Recommender) -> bool:
+    """Worker processes get the Recommender by fork; tf-idf is plain arrays, but a model session or a
+    cache connection (dense features) must not cross a fork."""
+    return getattr(recommender.representation, "name", "") == "tfidf"
+
+
+def _check_unique(users: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for user in users:
+        if user in seen:
+            raise ValueError(f"two libraries share the user id '{user}' (user ids must be unique)")
+        seen.add(user)

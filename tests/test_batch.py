@@ -1,0 +1,237 @@
+"""Batch scoring: the same ranking as reading-list, resume after a kill, bad libraries, group summary, --top 0."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from recommender import LibraryItem, Paper, Recommender
+from recommender.batch import BatchScorer, CorpusKeys, GroupSummary, score_libraries
+from recommender.ranking import owned_mask
+from zotero_bridge.cli import cli
+
+from .conftest import REPO, SEEDS
+
+LIBRARY = REPO / "examples" / "library.bib"
+FLOWS_BIB = """@article{flows, title={Heavy tails in normalizing flows}, abstract={Density estimation with flows
+and heavy tailed base distributions.}}
+@article{ts, title={Time series forecasting foundation models}, abstract={Periodic patterns in forecasting.}}
+"""
+RL_RIS = """TY  - JOUR
+TI  - Reward models for reinforcement learning from human feedback
+AB  - Preference data trains a reward model that aligns a language model.
+ER  - 
+"""
+GRAPHS_JSONL = '{"key": "g1", "title": "Graph neural networks for molecules"}\n' \
+               '{"key": "g2", "title": "Message passing and oversmoothing in deep graph networks"}\n'
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def score(*args):
+    """`zotrec score` on tf-idf features (fast, and the same in every install)."""
+    return run("score", "--features", "tfidf", *args)
+
+
+def reading_list(*args):
+    return run("reading-list", "--features", "tfidf", *args)
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """A folder of four users' libraries in three formats."""
+    folder = tmp_path / "lab"
+    folder.mkdir()
+    shutil.copy(LIBRARY, folder / "alice.bib")
+    (folder / "bob.bib").write_text(FLOWS_BIB, encoding="utf-8")
+    (folder / "carol.ris").write_text(RL_RIS, encoding="utf-8")
+    (folder / "dave.jsonl").write_text(GRAPHS_JSONL, encoding="utf-8")
+    return folder
+
+
+def jsonl_rows(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def by_user(rows):
+    users: dict[str, list] = {}
+    for row in rows:
+        users.setdefault(row["user"], []).append(row)
+    return users
+
+
+@pytest.mark.parametrize("top", [0, 5])
+def test_each_user_gets_exactly_the_reading_list(lab, tmp_path, top):
+    out = tmp_path / "scores.jsonl"
+    result = score("--libraries", lab, "--top", top, "--format", "jsonl", "--out", out)
+    assert result.exit_code == 0, result.output
+    users = by_user(jsonl_rows(out.read_text(encoding="utf-8")))
+    assert sorted(users) == ["alice", "bob", "carol", "dave"]
+    for user, rows in users.items():
+        [path] = lab.glob(f"{user}.*")
+        expected = json.loads(reading_list("--library", path, "--top", top, "--format", "json").stdout)
+        assert [(r["rank"], r["id"], r["title"], r["score"]) for r in rows] == \
+               [(e["rank"], e["id"], e["title"], e["score"]) for e in expected]
+        assert [r["reasons"] for r in rows] == [e["reasons"] for e in expected]
+
+
+def test_equal_to_reading_list_on_the_icml_titles(lab, tmp_path, shared):
+    corpus = shared / "data" / "icml2025" / "papers.jsonl"
+    result = score("--libraries", lab / "alice.bib", lab / "dave.jsonl", "--corpus", corpus, "-n", 50)
+    assert result.exit_code == 0, result.output
+    users = by_user(list(csv.DictReader(io.StringIO(result.stdout))))
+    for user, path in (("alice", lab / "alice.bib"), ("dave", lab / "dave.jsonl")):
+        expected = json.loads(reading_list("--library", path, "--corpus", corpus, "-n", 50,
+                                  "--format", "json").stdout)
+        assert [(r["id"], float(r["score"])) for r in users[user]] == [(e["id"], e["score"]) for e in expected]
+
+
+def test_default_features_match_reading_list_defaults(lab):
+    result = run("score", "--libraries", lab / "bob.bib", "-n", 5, "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    expected = json.loads(run("reading-list", "--library", lab / "bob.bib", "-n", 5, "--format", "json").stdout)
+    assert [(r["id"], r["score"]) for r in jsonl_rows(result.stdout)] == [(e["id"], e["score"]) for e in expected]
+
+
+def test_python_scorer_equals_recommender_including_owned_papers():
+    corpus = [
+        Paper(id="a", title="Normalizing flows for density estimation", abstract="Flows.", doi="10.1/A"),
+        Paper(id="b", title="Forecasting time series", abstract="Periodic.", url="https://x.org/b/"),
+        Paper(id="c", title="Reward models", abstract="Human feedback."),
+        Paper(id="d", title="Graph networks", abstract="Message passing."),
+    ]
+    library = [
+        LibraryItem(key="1", title="Density estimation with flows", doi="https://doi.org/10.1/a"),
+        LibraryItem(key="2", title="Other", url="http://www.x.org/b"),
+        LibraryItem(key="3", title="reward models!"),
+        LibraryItem(key="4", title="Graph message passing"),
+    ]
+    recommender = Recommender(corpus)
+    assert list(CorpusKeys(corpus).owned(library)) == list(owned_mask(library, corpus)) == [True, True, True, False]
+    for top in (0, 1, 3):
+        assert BatchScorer(recommender, top_n=top)._rank(library) == recommender.recommend(library, top_n=top)
+        assert BatchScorer(recommender, top_n=top)._rank(library[3:]) == recommender.recommend(library[3:], top_n=top)
+
+
+def test_rerun_skips_finished_users_and_redoes_a_torn_one(lab, tmp_path):
+    recommender = Recommender(_seed_papers())
+    users = {path.stem: path for path in sorted(lab.iterdir())}
+    full = tmp_path / "full.csv"
+    score_libraries(recommender, users, load=_load, output=full, top_n=4)
+    lines = full.read_text(encoding="utf-8").splitlines(keepends=True)
+    bob_rows = [i for i, line in enumerate(lines) if line.startswith("bob,")]
+    # a kill in the middle of bob's block, and in the middle of a line
+    torn = tmp_path / "torn.csv"
+    torn.write_text("".join(lines[: bob_rows[1]]) + lines[bob_rows[1]][:10], encoding="utf-8")
+    loaded: list[str] = []
+    summary = score_libraries(recommender, users, load=lambda path: (loaded.append(path.stem), _load(path))[1],
+                              output=torn, top_n=4)
+    assert loaded == ["bob", "carol", "dave"]
+    assert summary.resumed == 1 and summary.scored == 3 and summary.rows == len(lines) - 1
+    assert torn.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
+    loaded.clear()
+    again = score_libraries(recommender, users, load=lambda path: (loaded.append(path.stem), _load(path))[1],
+                            output=torn, top_n=4)
+    assert loaded == ["dave"] and again.resumed == 3  # the last block is always re-checked
+    assert torn.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
+
+
+def test_resuming_a_file_that_is_not_a_score_file_is_one_clear_error(lab, tmp_path):
+    out = tmp_path / "notes.csv"
+    out.write_text("name,age\nx,1\n")
+    result = score("--libraries", lab, "--out", out)
+    assert result.exit_code == 1
+    assert "not a zotrec score CSV" in result.output and "Traceback" not in result.output
+    assert score("--libraries", lab, "--out", out, "--overwrite").exit_code == 0
+    assert out.read_text().startswith("user,rank,id,title,score,reasons\n")
+
+
+def test_bad_libraries_are_reported_and_skipped(lab, tmp_path):
+    (lab / "erin.ris").write_text("not a RIS file\n")
+    (lab / "frank.json").write_text(json.dumps([{"id": "n", "type": "note"}]))
+    (lab / "gina.bib").write_text("")
+    out = tmp_path / "scores.csv"
+    result = score("--libraries", lab, "--out", out, "-n", 2)
+    assert result.exit_code == 0, result.output
+    assert {row["user"] for row in csv.DictReader(out.open())} == {"alice", "bob", "carol", "dave"}
+    assert "3 of 7 libraries failed" in result.output
+    for message in ("erin: ", "no RIS records", "frank: ", "no item with a title", "gina: ", "file is empty"):
+        assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_only_bad_libraries_is_a_failed_run(tmp_path):
+    (tmp_path / "x.bib").write_text("")
+    result = score("--libraries", tmp_path / "x.bib", "--libraries", tmp_path / "missing.bib")
+    assert result.exit_code == 1
+    assert "2 of 2 libraries failed" in result.output and "missing.bib: no such file" in result.output
+
+
+def test_duplicate_user_ids_are_refused(lab, tmp_path):
+    (tmp_path / "bob.ris").write_text(RL_RIS)
+    result = score("--libraries", lab, "--libraries", tmp_path / "bob.ris")
+    assert result.exit_code == 1 and "user id 'bob'" in result.output
+
+
+def test_group_summary_counts_users_and_mean_ranks(lab, tmp_path):
+    out = tmp_path / "scores.csv"
+    result = score("--libraries", lab, "-n", 10, "--out", out, "--group-summary")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(out.open()))
+    expected: dict[str, list[int]] = {}
+    for row in rows:
+        expected.setdefault(row["id"], []).append(int(row["rank"]))
+    group = list(csv.DictReader((tmp_path / "scores.group.csv").open()))
+    assert {g["id"]: (int(g["users"]), float(g["mean_rank"])) for g in group} == \
+           {pid: (len(ranks), round(sum(ranks) / len(ranks), 2)) for pid, ranks in expected.items()}
+    counts = [int(g["users"]) for g in group]
+    assert counts == sorted(counts, reverse=True) and max(counts) > 1
+    assert float(group[0]["share"]) == counts[0] / 4
+    # a resumed run rebuilds the same summary from the rows already written
+    (tmp_path / "scores.group.csv").unlink()
+    assert score("--libraries", lab, "-n", 10, "--out", out, "--group-summary").exit_code == 0
+    assert list(csv.DictReader((tmp_path / "scores.group.csv").open())) == group
+
+
+def test_top_zero_writes_every_user_paper_pair(lab, tmp_path):
+    result = score("--libraries", lab, "--top", 0, "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    users = by_user(jsonl_rows(result.stdout))
+    papers = len(_seed_papers())
+    for user, rows in users.items():
+        owned = papers - len(rows)
+        assert [r["rank"] for r in rows] == list(range(1, papers - owned + 1))
+        assert len({r["id"] for r in rows}) == len(rows)
+    assert sum(len(rows) == papers for rows in users.values()) >= 3
+
+
+def test_worker_processes_write_the_same_file(lab, tmp_path):
+    recommender = Recommender(_seed_papers())
+    users = {path.stem: path for path in sorted(lab.iterdir())}
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    score_libraries(recommender, users, load=_load, output=one, fmt="jsonl", top_n=0, chunk_users=1)
+    score_libraries(recommender, users, load=_load, output=two, fmt="jsonl", top_n=0, chunk_users=1, jobs=2)
+    assert one.read_text() == two.read_text()
+
+
+def test_group_summary_of_nobody_is_empty():
+    assert GroupSummary(_seed_papers()).rows() == []
+
+
+def _seed_papers():
+    from recommender.corpus import load_corpus
+
+    return load_corpus(SEEDS).papers
+
+
+def _load(path):
+    from zotero_bridge.batch_cli import load_user_library
+
+    return load_user_library(str(path))

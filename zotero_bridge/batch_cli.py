@@ -1,0 +1,147 @@
+"""Glue for `zotrec score`: library files → user ids, the per-user loader, the progress bar, the report."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from recommender.batch import BatchSummary, score_libraries
+from recommender.batch_output import render_table
+from recommender.items import LibraryItem, Paper
+
+from .errors import SourceError
+from .sources import SQLITE_SUFFIXES, SourceOptions, read_library
+
+log = logging.getLogger(__name__)
+
+LIBRARY_SUFFIXES = {".bib", ".bibtex", ".ris", ".json", ".jsonl", ".ndjson", *SQLITE_SUFFIXES}
+GROUP_SHOWN = 10
+
+
+def user_libraries(paths: Sequence[str | Path]) -> dict[str, str]:
+    """User id (the file stem) → library file; a folder stands for every supported file in it."""
+    users: dict[str, str] = {}
+    for given in map(Path, paths):
+        if given.is_dir():
+            files = sorted(p for p in given.iterdir() if p.is_file() and p.suffix.lower() in LIBRARY_SUFFIXES)
+            if not files:
+                raise SourceError(f"{given}: no library files in this folder "
+                                  f"(looked for {', '.join(sorted(LIBRARY_SUFFIXES))})")
+        else:
+            files = [given]  # a missing or unreadable file is that user's failure, reported later
+        for path in files:
+            if path.stem in users:
+                raise SourceError(f"{path}: user id '{path.stem}' is also {users[path.stem]} "
+                                  "(user ids are file stems and must be unique)")
+            users[path.stem] = str(path)
+    return users
+
+
+def load_user_library(path: str) -> list[LibraryItem]:
+    """One user's items, read the way `--library PATH` reads them (skipped entries logged)."""
+    read = read_library([path], SourceOptions())
+    if read.skipped:
+        log.debug("%s: %d entries skipped", path, len(read.skipped))
+    return read.items
+
+
+@contextmanager
+def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar with rate and ETA on stderr; a no-op callback when disabled."""
+    if not enabled:
+        yield lambda done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    columns = (TextColumn("Scoring users"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), transient=False) as progress:
+        task = progress.add_task("score", total=total)
+        yield lambda done, _total: progress.update(task, completed=done)
+
+
+@dataclass
+class BatchRequest:
+    """What `zotrec score` was asked to do (options as given, after checking)."""
+
+    library_paths: Sequence[str]
+    model_path: str | None = None
+    aggregation: str = "top3"
+    features: str = "tfidf"
+    top_n: int = 20
+    output: str | None = None
+    fmt: str = "csv"
+    group_summary: bool = False
+    overwrite: bool = False
+    jobs: int = 1
+    show_progress: bool = False
+
+
+def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
+    """Build one Recommender, score every library file, write rows (and the group summary)."""
+    users = user_libraries(request.library_paths)
+    recommender = _recommender(papers, request)
+    target = request.output if request.output not in (None, "-") else sys.stdout
+    with progress_bar(len(users), request.show_progress) as progress:
+        summary = score_libraries(recommender, users, load=load_user_library, output=target, fmt=request.fmt,
+                                  top_n=request.top_n, group_summary=request.group_summary,
+                                  overwrite=request.overwrite, jobs=request.jobs, progress=progress)
+    if summary.group is not None:
+        _write_group(summary, request.fmt)
+    return summary
+
+
+def _recommender(papers: Sequence[Paper], request: BatchRequest):
+    """The one Recommender every user is scored with, built as `reading-list` builds it."""
+    import inspect
+
+    from recommender.ranking import Recommender
+
+    settings = {"aggregation": request.aggregation, "representation": request.features}
+    if not request.model_path:
+        return Recommender(papers, **settings)
+    if "model" not in inspect.signature(Recommender).parameters:
+        raise SourceError("--model: this version of zotrec cannot use a collaborative model yet")
+    from recommender.collaborative import CollaborativeModel
+
+    return Recommender(papers, model=CollaborativeModel.load(request.model_path), **settings)
+
+
+def group_path(summary: BatchSummary, fmt: str) -> Path | None:
+    """scores.csv → scores.group.csv beside it (None when the rows went to stdout)."""
+    if summary.output is None:
+        return None
+    return summary.output.with_name(f"{summary.output.stem}.group.{fmt}")
+
+
+def _write_group(summary: BatchSummary, fmt: str) -> None:
+    assert summary.group is not None
+    rows = summary.group.rows()
+    path = group_path(summary, fmt)
+    if path is not None:
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_text(render_table(rows, fmt), encoding="utf-8")
+        temporary.replace(path)
+        log.info("Wrote the group summary (%d papers) to %s", len(rows), path)
+    shown = "\n".join(f"  {r['users']:>4} users · mean rank {r['mean_rank']:>6} · {r['title']}"
+                      for r in rows[:GROUP_SHOWN])
+    log.info("Most shared papers:\n%s", shown or "  (none)")
+
+
+def summary_text(summary: BatchSummary) -> str:
+    """The closing report: users, papers, rows, failures and time."""
+    lines = [f"Scored {summary.scored} users against {summary.papers} papers; {summary.rows} rows in all"
+             + (f" in {summary.output}" if summary.output else "")
+             + f" ({summary.seconds:.1f} s)."]
+    if summary.resumed:
+        lines.append(f"{summary.resumed} users were already in the output file and were not scored again.")
+    if summary.failures:
+        lines.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
+        lines += [f"  {user}: {reason}" for user, reason in summary.failures]
+    return "\n".join(lines)

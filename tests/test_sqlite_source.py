@@ -45,7 +45,7 @@ def test_reads_exactly_the_regular_items_of_the_user_library(sample):
     reasons = sorted(s.reason for s in read.skipped)
     assert reasons == ["annotation", "attachment", "attachment", "empty (no title, no abstract)",
                        "in the trash", "note", "note"]
-    assert all(item.library == "users/4242" for item in read.items)
+    assert all(item.library == "user library 4242" for item in read.items)
 
 
 def test_fields_creators_dates_tags_and_collection_paths(sample):
@@ -86,7 +86,7 @@ def test_group_library_by_id_or_name_and_unknown_group(sample):
         read = read_sqlite_library(str(sample), SourceOptions(group=group))
         assert [i.key for i in read.items] == ["ALEXNET1"]
         assert read.items[0].collections == ("Reading group",)
-        assert read.items[0].library == "groups/5551212"
+        assert read.items[0].library == "group library 5551212"
     with pytest.raises(SourceError, match=r"no group library 'Physics' \(groups here: Vision Lab \(5551212\)\)"):
         read_sqlite_library(str(sample), SourceOptions(group="Physics"))
 

@@ -142,7 +142,7 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
         wanted = group.strip()
         for library_id, group_id, name in groups:
             if wanted == str(group_id) or wanted.casefold() == str(name).casefold():
-                return library_id, f"groups/{group_id}"
+                return library_id, f"group library {group_id}"
         raise SourceError(f"{path}: no group library '{wanted}' "
                           + (f"(groups here: {listing})" if groups else "(this database has no group libraries)"))
     users = [library_id for library_id, kind, _, _ in rows if kind == "user"]
@@ -153,7 +153,7 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
                  "library" if len(groups) == 1 else "libraries", listing)
     user_id = connection.execute(
         "SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'").fetchone()
-    return users[0], f"users/{user_id[0] if user_id else 0}"
+    return users[0], f"user library {user_id[0] if user_id else 0}"
 
 
 def _collection_paths(connection: sqlite3.Connection, library_id: int) -> dict[str, str]:

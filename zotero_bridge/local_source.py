@@ -1,0 +1,103 @@
+"""`--library zotero:local[:URL]`: read the running Zotero desktop (7 or later) through its local API.
+
+No API key: Zotero answers on http://localhost:23119/api once the user ticks "Allow other applications on
+this computer to communicate with Zotero" (Settings → Advanced). Items go through the same
+`item_from_zotero_json` as the Web API and zotero.sqlite, so every source gives the same LibraryItem.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from recommender.items import LibraryItem
+
+from .errors import SourceError
+from .sources import LibraryRead, SourceOptions
+from .web_source import collection_paths
+from .zotero_json import item_from_zotero_json
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "http://localhost:23119/api"
+LOCAL_USER_ID = "0"  # the local API's name for "the logged-in user"
+SWITCH_ON_HINT = ("in Zotero open Settings → Advanced and tick 'Allow other applications on this computer to "
+                  "communicate with Zotero', or read the database instead: --library zotero:sqlite")
+# Type-specific fields the API shows under their own name; zotero.sqlite maps them to base fields.
+BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"), "date": ("dateDecided", "dateEnacted", "issueDate")}
+T = TypeVar("T")
+
+
+def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
+    """Every top-level item of My Library (or `options.group`) in the running Zotero desktop app."""
+    endpoint = (argument or DEFAULT_ENDPOINT).rstrip("/")
+    client = _client(endpoint, LOCAL_USER_ID, "user")
+    library_type, library_id = "user", LOCAL_USER_ID
+    if options.group and options.group.strip().casefold() not in ("user", "my library"):
+        library_type, library_id = "group", _group_id(client, endpoint, options.group.strip())
+        client = _client(endpoint, library_id, "group")
+    collections = _call(endpoint, lambda: client.everything(client.collections()))
+    rows = _call(endpoint, lambda: client.everything(client.top()))
+    paths = collection_paths({row["key"]: row.get("data", row) for row in collections if isinstance(row, dict)})
+    label = f"{library_type} library {library_id}"
+    read = LibraryRead(sources=[f"zotero:local ({endpoint})"], stats={"zotero:local library": label})
+    for row in rows:
+        data = row.get("data", row) if isinstance(row, dict) else {}
+        data = {**with_base_fields(data), "collections": [key for key in data.get("collections") or [] if key in paths]}
+        converted = item_from_zotero_json(data, where=f"zotero:local: {data.get('key', '?')}",
+                                          collection_paths=paths, library=label)
+        (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
+    log.info("Read %d items from the running Zotero (%s, %s)", len(read.items), endpoint, label)
+    return read
+
+
+def with_base_fields(data: dict) -> dict:
+    """Fill `title` and `date` from a type-specific field (case: caseName, dateDecided; patent: issueDate …)."""
+    data = dict(data)
+    for base, aliases in BASE_FIELD_ALIASES.items():
+        if not data.get(base):
+            data[base] = next((data[alias] for alias in aliases if data.get(alias)), data.get(base, ""))
+    return data
+
+
+def _client(endpoint: str, library_id: str, library_type: str) -> Any:
+    from pyzotero import zotero
+
+    client = zotero.Zotero(library_id, library_type, local=True)
+    client.endpoint = endpoint
+    return client
+
+
+def _group_id(client: Any, endpoint: str, group: str) -> str:
+    """A group's id from its id or its name, as the local API lists the groups on this computer."""
+    if group.isdigit():
+        return group
+    groups = _call(endpoint, client.groups)
+    for row in groups:
+        data = row.get("data", row) if isinstance(row, dict) else {}
+        if str(data.get("name", "")).casefold() == group.casefold():
+            return str(data.get("id") or row.get("id"))
+    names = ", ".join(f"{g.get('data', g).get('name')} ({g.get('id')})" for g in groups if isinstance(g, dict))
+    raise SourceError(f"no group library '{group}' in the running Zotero "
+                      + (f"(groups here: {names})" if names else "(it has no group libraries)"))
+
+
+def _call(endpoint: str, request: Callable[[], T]) -> T:
+    """Run one pyzotero request; turn what can go wrong into one line a user can act on."""
+    import httpx2
+    from pyzotero import errors
+
+    try:
+        return request()
+    except httpx2.TransportError:
+        raise SourceError(f"Zotero is not running, or is older than Zotero 7 (nothing answers at {endpoint}); "
+                          "start Zotero, or read its database instead: --library zotero:sqlite") from None
+    except errors.UserNotAuthorisedError:
+        raise SourceError(f"Zotero's local API is switched off (403 from {endpoint}): {SWITCH_ON_HINT}") from None
+    except errors.ResourceNotFoundError:
+        raise SourceError(f"the Zotero at {endpoint} has no such library (404); the local API needs Zotero 7 "
+                          "or later, and a group must be synced to this computer") from None
+    except errors.PyZoteroError as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SourceError(f"Zotero's local API at {endpoint} failed: {first_line}") from None

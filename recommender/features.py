@@ -55,7 +55,19 @@ class TfidfRepresentation:
         return rows.astype(np.float32).tocsr()
 
 
-REPRESENTATIONS = {"tfidf": TfidfRepresentation}
+def _dense() -> Representation:
+    from .embeddings import DenseRepresentation  # optional extra: imported only when asked for
+
+    return DenseRepresentation()
+
+
+def _hybrid() -> Representation:
+    from .embeddings import HybridRepresentation
+
+    return HybridRepresentation()
+
+
+REPRESENTATIONS = {"tfidf": TfidfRepresentation, "dense": _dense, "hybrid": _hybrid}
 
 
 def make_representation(name: str) -> Representation:

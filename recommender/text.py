@@ -10,6 +10,9 @@ from functools import lru_cache
 _WHITESPACE = re.compile(r"\s+")
 _LATEX_HINT = re.compile(r"[\\$]|\{[^}]*\}")
 _DOTLESS_I_ACCENT = re.compile("\u0131(?=[\u0300-\u036f])")
+_FONTS = "mathcal|mathscr|mathfrak|mathrm|mathbf|mathbb|mathit|mathsf|mathtt|texttt|textbf|textit|textrm|textsf|emph"
+_FONT_MACRO_BRACED = re.compile(rf"\\(?:{_FONTS}|boldsymbol|operatorname)\s*\{{")
+_FONT_MACRO_GLUED = re.compile(rf"\\(?:{_FONTS})(?=[A-Z0-9\[(]|[^\x00-\x7f])")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 DERIVED_TITLE_WORDS = 12
@@ -26,11 +29,25 @@ def strip_latex(text: str) -> str:
     """Render stray LaTeX ("$n^{1.5}$", "{B}ayesian", "\\emph{x}") as plain Unicode text."""
     if not _LATEX_HINT.search(text):
         return text
-    protected = re.sub(r"(?<!\\)%", r"\\%", text)  # '%' is a comment in LaTeX, plain text here
+    protected = _repair_latex(re.sub(r"(?<!\\)([%&])", r"\\\1", text))  # comment/alignment in LaTeX
     try:
         return _latex_converter().latex_to_text(protected)
     except Exception:  # noqa: BLE001 - pylatexenc raises many kinds; keep the raw text then
         return text
+
+
+def _repair_latex(text: str) -> str:
+    """Fix what scraped titles do to LaTeX before rendering it.
+
+    Font macros become their plain argument, also when the braces were lost on the way
+    ("$\\mathcalVista\\mathcalDPO$" → "VistaDPO"; pylatexenc would print script letters or
+    nothing), and a lone dollar before a digit is money ("Earn $1 Million"), not math.
+    """
+    text = _FONT_MACRO_BRACED.sub("{", text)
+    text = _FONT_MACRO_GLUED.sub("", text)
+    if len(re.findall(r"(?<!\\)\$", text)) % 2:
+        text = re.sub(r"(?<!\\)\$(?=\d)", r"\\$", text)
+    return text
 
 
 def clean_text(text: str | None, *, latex: bool = True) -> str:

@@ -1,0 +1,195 @@
+"""Polite HTTP for corpus fetches: retries with backoff, Retry-After, resumable downloads, a progress bar.
+
+One httpx client per fetch, at most `concurrency` connections. 429 and 5xx answers, dropped
+connections and bodies cut short are retried; `Retry-After` (seconds or an HTTP date) is obeyed
+up to `max_wait`. Downloads resume with a Range request when the server sent a validator.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import RecommenderError
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
+
+
+class FetchError(RecommenderError):
+    """A download failed for good; the stored corpus, if any, was kept."""
+
+
+@dataclass
+class FetchSettings:
+    """How hard and how fast to ask. `sleep` is injectable so tests can record waits instead of waiting."""
+
+    page_size: int = 1000
+    concurrency: int = 2
+    retries: int = 5
+    backoff: float = 1.0
+    max_wait: float = 300.0
+    timeout: float = 60.0
+    show_progress: bool = False
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass
+class FetchStats:
+    requests: int = 0
+    retries: int = 0
+    waited: float = 0.0
+    bytes: int = 0
+    waits: list[float] = field(default_factory=list)
+
+
+class Http:
+    """The fetch's HTTP client: counting, retrying, and driving one progress bar."""
+
+    def __init__(self, settings: FetchSettings, stats: FetchStats) -> None:
+        import httpx
+
+        self.settings, self.stats = settings, stats
+        self._lock = threading.Lock()
+        self.client = httpx.Client(
+            timeout=settings.timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT},
+            limits=httpx.Limits(max_connections=max(1, settings.concurrency)),
+        )
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Http:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        if self._progress is not None:
+            self._progress.stop()
+
+    def start_progress(self, label: str, total: int | None) -> None:
+        """A rich progress bar on stderr (only when asked: the CLI turns it off for pipes and -q)."""
+        if not self.settings.show_progress:
+            return
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, amount: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, amount)
+
+    def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
+        """GET and parse JSON; a body that is cut short or not JSON counts as a failed try."""
+        return self._with_retries(url, lambda: self._get_json_once(url, params))
+
+    def _get_json_once(self, url: str, params: dict[str, Any] | None) -> Any:
+        response = self.client.get(url, params=params)
+        self._check_status(response)
+        self.stats.bytes += len(response.content)
+        try:
+            return json.loads(response.content)
+        except ValueError as error:
+            raise _Retry(f"the answer is not complete JSON ({error})") from None
+
+    def download_text(self, url: str, part: Path) -> str:
+        """Download to `part` (resuming a previous partial download when the server allows), as text."""
+        self.start_progress("PMLR BibTeX", None)
+        self._with_retries(url, lambda: self._download_once(url, part))
+        return part.read_bytes().decode("utf-8-sig", errors="replace")
+
+    def _download_once(self, url: str, part: Path) -> None:
+        validator_file = part.with_name(part.name + ".validator")
+        headers = {}
+        if part.is_file() and part.stat().st_size and validator_file.is_file():
+            headers = {"Range": f"bytes={part.stat().st_size}-", "If-Range": validator_file.read_text()}
+        with self.client.stream("GET", url, headers=headers) as response:
+            self._check_status(response)
+            resumed = response.status_code == 206
+            if not resumed:
+                validator = response.headers.get("etag") or response.headers.get("last-modified")
+                part.parent.mkdir(parents=True, exist_ok=True)
+                if validator:
+                    validator_file.write_text(validator)
+                else:
+                    validator_file.unlink(missing_ok=True)
+            else:
+                log.info("%s: resuming at byte %d", url, part.stat().st_size)
+            with part.open("ab" if resumed else "wb") as out:
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    self.stats.bytes += len(chunk)
+                    self.advance(len(chunk))
+
+    def _check_status(self, response: Any) -> None:
+        if response.status_code in RETRY_STATUS:
+            raise _Retry(f"HTTP {response.status_code}", retry_after(response.headers.get("retry-after")))
+        if response.status_code >= 400:
+            raise FetchError(f"{response.request.url}: HTTP {response.status_code} {response.reason_phrase}")
+
+    def _with_retries(self, url: str, attempt: Callable[[], Any]) -> Any:
+        import httpx
+
+        settings = self.settings
+        for number in range(settings.retries + 1):
+            with self._lock:
+                self.stats.requests += 1
+            try:
+                return attempt()
+            except _Retry as problem:
+                reason, wait = problem.reason, problem.wait
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+                raise FetchError(f"{url}: {error}") from None
+            except httpx.TransportError as error:  # refused, timed out, or the body was cut short
+                reason, wait = f"{type(error).__name__}: {error}", None
+            if number == settings.retries:
+                raise FetchError(f"{url}: {reason} after {number + 1} tries; the stored corpus was kept")
+            if wait is None:
+                wait = settings.backoff * 2**number * (1 + random.random() / 4)
+            if wait > settings.max_wait:
+                raise FetchError(f"{url}: the server asks to wait {wait:.0f} s (Retry-After); try again later")
+            log.info("%s: %s; trying again in %.1f s", url, reason, wait)
+            with self._lock:
+                self.stats.retries += 1
+                self.stats.waited += wait
+                self.stats.waits.append(wait)
+            settings.sleep(wait)
+        raise AssertionError("unreachable")
+
+
+class _Retry(Exception):
+    """One try failed in a way worth trying again (after `wait` seconds, when the server said)."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.wait = reason, wait
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

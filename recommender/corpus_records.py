@@ -1,0 +1,204 @@
+"""Source records → corpus rows: OpenReview v2 notes and PMLR BibTeX entries, checked and merged.
+
+Every source is turned into the same flat record (id, title, abstract, authors, url, pdf_url,
+openreview_id, openreview_url, pmlr_id, presentation, venue, year). Records are merged by
+OpenReview id, then by normalised title; the first source that has a field wins it.
+A response whose shape changed is refused with the missing field named, never half-read.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from .errors import RecommenderError
+from .items import Skipped
+from .text import title_key
+
+log = logging.getLogger(__name__)
+
+OPENREVIEW_SITE = "https://openreview.net"
+SHAPE_CHANGE_SHARE = 0.1  # more than 10 % of notes without a title means the API changed
+_HTML_TAG = re.compile(r"</?(?:em|i|b|strong|sub|sup|br|p|span|code)\b[^>]*>", re.IGNORECASE)
+_FIELDS = ("id", "title", "abstract", "authors", "url", "pdf_url", "openreview_id", "openreview_url",
+           "pmlr_id", "presentation", "venue", "year")
+
+
+class SourceShapeError(RecommenderError):
+    """A source answered in a shape zotrec does not know; the message names what is missing."""
+
+
+@dataclass
+class Records:
+    """Records read from one source, with the duplicates dropped and entries skipped on the way."""
+
+    kind: str
+    location: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    requests: int = 0
+    reported_count: int | None = None
+
+
+def check_notes_page(data: Any, where: str) -> tuple[list[dict], int | None]:
+    """The notes list and `count` of one OpenReview page, or a SourceShapeError saying what is missing."""
+    if not isinstance(data, dict):
+        raise SourceShapeError(f"{where}: expected a JSON object with 'notes', got {type(data).__name__}")
+    notes = data.get("notes")
+    if not isinstance(notes, list):
+        keys = ", ".join(sorted(map(str, data))[:8]) or "none"
+        raise SourceShapeError(f"{where}: the response has no 'notes' list (keys: {keys}); "
+                               "the OpenReview API may have changed")
+    count = data.get("count")
+    return [n for n in notes if isinstance(n, dict)], count if isinstance(count, int) else None
+
+
+def _value(content: dict, key: str) -> Any:
+    """API v2 wraps every content field as {"value": …}; v1 used the bare value."""
+    value = content.get(key)
+    return value.get("value") if isinstance(value, dict) else value
+
+
+def note_records(notes: Sequence[dict], *, venue: str, year: int | None, venue_id: str | None,
+                 where: str) -> Records:
+    """OpenReview notes → records; notes of another venue id are left out, missing fields reported."""
+    result = Records("openreview", where)
+    missing: dict[str, int] = {}
+    for number, note in enumerate(notes):
+        content = note.get("content") if isinstance(note.get("content"), dict) else {}
+        note_id = str(note.get("forum") or note.get("id") or "")
+        title = _value(content, "title")
+        lacks = [name for name, ok in (("id", note_id), ("content.title.value", isinstance(title, str)
+                                                         and title.strip())) if not ok]
+        if lacks:
+            for name in lacks:
+                missing[name] = missing.get(name, 0) + 1
+            result.skipped.append(Skipped(f"{where} note {number}", f"no {' or '.join(lacks)}"))
+            continue
+        note_venue_id = _value(content, "venueid")
+        if venue_id and isinstance(note_venue_id, str) and note_venue_id != venue_id:
+            result.skipped.append(Skipped(f"{where} note {note_id}", f"venue id {note_venue_id}"))
+            continue
+        result.records.append(_note_record(note_id, title, content, venue, year))
+    if notes and sum(missing.values()) > SHAPE_CHANGE_SHARE * len(notes):
+        lacks = ", ".join(f"{name} ({n:,} of {len(notes):,} notes)" for name, n in missing.items())
+        raise SourceShapeError(f"{where}: notes lack {lacks}; the OpenReview API may have changed")
+    return result
+
+
+def _note_record(note_id: str, title: str, content: dict, venue: str, year: int | None) -> dict[str, Any]:
+    authors = _value(content, "authors")
+    abstract = _value(content, "abstract")
+    pdf = _value(content, "pdf")
+    if isinstance(pdf, str) and pdf.startswith("/"):
+        pdf = OPENREVIEW_SITE + pdf
+    return {
+        "id": note_id,
+        "title": title,
+        "abstract": abstract if isinstance(abstract, str) and abstract.strip() else None,
+        "authors": [a for a in authors if isinstance(a, str)] if isinstance(authors, list) else [],
+        "openreview_id": note_id,
+        "openreview_url": f"{OPENREVIEW_SITE}/forum?id={note_id}",
+        "pdf_url": pdf if isinstance(pdf, str) else None,
+        "presentation": presentation_type(_value(content, "venue")),
+        "venue": venue,
+        "year": year,
+    }
+
+
+def presentation_type(venue_text: Any) -> str | None:
+    """'ICML 2025 oral' → 'oral'; 'ICML 2025 spotlightposter' → 'spotlight'; else 'poster' or None."""
+    if not isinstance(venue_text, str):
+        return None
+    lowered = venue_text.lower()
+    for kind in ("oral", "spotlight", "poster"):
+        if kind in lowered:
+            return kind
+    return None
+
+
+def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int | None) -> Records:
+    """PMLR BibTeX → records (PMLR page and PDF links derived from the key when the entry has none)."""
+    from .bibtex import parse_bibtex
+    from .corpus import split_bibtex_authors
+
+    result = Records("bibtex", where)
+    if not text.rstrip().endswith(("}", ")")):
+        raise SourceShapeError(f"{where}: the BibTeX file ends in the middle of an entry (cut short?)")
+    entries, result.skipped = parse_bibtex(text, where)
+    for entry in entries:
+        if entry.get("ENTRYTYPE", "").lower() != "inproceedings":
+            continue
+        key = re.sub(rf"^pmlr-{re.escape(volume)}-", "", entry["ID"])
+        openreview = _openreview_id(entry.get("openreview", ""))
+        abstract = _HTML_TAG.sub("", entry.get("abstract", "")).strip()
+        result.records.append({
+            "id": openreview or f"pmlr-{volume}-{key}",
+            "title": entry.get("title", ""),
+            "abstract": abstract or None,
+            "authors": split_bibtex_authors(entry.get("author", "")),
+            "url": entry.get("url") or f"https://proceedings.mlr.press/{volume}/{key}.html",
+            "pdf_url": entry.get("pdf")
+            or f"https://raw.githubusercontent.com/mlresearch/{volume}/main/assets/{key}/{key}.pdf",
+            "openreview_id": openreview,
+            "openreview_url": f"{OPENREVIEW_SITE}/forum?id={openreview}" if openreview else None,
+            "pmlr_id": key,
+            "venue": venue,
+            "year": int(entry["year"]) if str(entry.get("year", "")).isdigit() else year,
+        })
+    return result
+
+
+def _openreview_id(value: str) -> str | None:
+    """An `openreview` BibTeX field holds an id or a forum URL."""
+    value = value.strip()
+    if value.startswith("http"):
+        return (parse_qs(urlparse(value).query).get("id") or [None])[0]
+    return value or None
+
+
+def drop_duplicate_ids(result: Records) -> Records:
+    """Keep the first record of each id within one source (paging can repeat a note)."""
+    seen: set[str] = set()
+    kept = []
+    for record in result.records:
+        if record["id"] in seen:
+            result.duplicates += 1
+            log.debug("%s: duplicate id %s dropped", result.location, record["id"])
+            continue
+        seen.add(record["id"])
+        kept.append(record)
+    result.records = kept
+    return result
+
+
+def merge_records(sources: Iterable[Records]) -> list[dict[str, Any]]:
+    """One row per paper across sources: same OpenReview id or same normalised title is the same paper."""
+    rows: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for source in sources:
+        for record in source.records:
+            keys = [f"or:{record['openreview_id']}"] if record.get("openreview_id") else []
+            if title_key(record.get("title") or ""):
+                keys.append(f"title:{title_key(record['title'])}")
+            found = next((index[k] for k in keys if k in index), None)
+            if found is None:
+                found = len(rows)
+                rows.append({name: None for name in _FIELDS} | {"sources": []})
+            row = rows[found]
+            for name in _FIELDS:
+                if row.get(name) in (None, "", []) and record.get(name) not in (None, "", []):
+                    row[name] = record[name]
+            row["sources"].append(source.kind)
+            for key in keys:
+                index.setdefault(key, found)
+    for row in rows:
+        row["id"] = row["openreview_id"] or row["id"]
+        row["url"] = row["url"] or row["openreview_url"]
+        row["authors"] = row["authors"] or []
+    return rows

@@ -1,0 +1,262 @@
+"""Named corpora on disk: versioned JSON files in the user data dir, with provenance, written atomically.
+
+A stored corpus is one JSON object: a header (format version, the zotrec version that wrote it,
+name, fetch date, sources, counts) and a `papers` list of plain rows (id, title, abstract,
+authors, url, … and extra keys such as `openreview_id`, `pdf_url`, `presentation`). The file is
+replaced only by a complete, validated fetch, so a failed or truncated fetch keeps the last
+good corpus. `--corpus NAME` resolves here: an existing path wins, otherwise a stored name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, RecommenderError
+
+log = logging.getLogger(__name__)
+
+FORMAT = "zotrec-corpus"
+FORMAT_VERSION = 1
+DATA_DIR_ENV = "ZOTREC_DATA_DIR"
+SHRINK_LIMIT = 0.9  # a new fetch with fewer than 90 % of the stored papers is suspicious
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_FILE_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".csv", ".bib", ".json"}
+
+
+class CorpusStoreError(RecommenderError):
+    """A stored corpus cannot be read or replaced; the message says which file and what to do."""
+
+
+def zotrec_version() -> str:
+    try:
+        return version("zotrec")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"
+
+
+def data_dir() -> Path:
+    """zotrec's user data folder (`ZOTREC_DATA_DIR` overrides it, e.g. in tests)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("zotrec", appauthor=False)
+
+
+def corpora_dir() -> Path:
+    return data_dir() / "corpora"
+
+
+def check_name(name: str) -> str:
+    """Corpus names become file names: lower-case letters, digits, '.', '_' and '-'."""
+    if not _NAME.match(name):
+        raise InputError(f"corpus name '{name}' must be lower-case letters, digits, '.', '_' or '-'")
+    return name
+
+
+def stored_path(name: str) -> Path:
+    return corpora_dir() / f"{check_name(name)}.json"
+
+
+def partial_dir(name: str) -> Path:
+    """Where an interrupted fetch keeps what it already has (so the next run resumes)."""
+    return data_dir() / "partial" / check_name(name)
+
+
+@dataclass
+class StoredCorpus:
+    """A stored corpus: its rows and its header (provenance, fetch date, counts)."""
+
+    name: str
+    papers: list[dict[str, Any]]
+    header: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def stored_names() -> list[str]:
+    folder = corpora_dir()
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def resolve_corpus_path(spec: str | Path) -> Path:
+    """A corpus argument → a file: an existing path wins, otherwise a stored corpus name."""
+    path = Path(spec)
+    if path.exists() or not _NAME.match(str(spec)):
+        return path
+    stored = corpora_dir() / f"{spec}.json"
+    if stored.is_file():
+        return stored
+    if path.suffix.lower() in _FILE_SUFFIXES:
+        return path  # a missing file: the reader says "no such file"
+    known = ", ".join(stored_names()) or "none yet"
+    raise InputError(
+        f"'{spec}' is neither a file nor a stored corpus (stored: {known}); "
+        f"fetch it with `zotrec corpus fetch {spec}`"
+    )
+
+
+def read_stored(path: Path, text: str | None = None) -> StoredCorpus:
+    """Read and check a stored corpus file; a newer format is refused with a clear message."""
+    if text is None:
+        from .files import read_text
+
+        text = read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON ({error.msg}); the file may be cut short", path=path,
+                         line=error.lineno) from None
+    return stored_from_json(data, path)
+
+
+def stored_from_json(data: Any, path: Path) -> StoredCorpus:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(f"not a zotrec corpus file (no \"format\": \"{FORMAT}\")", path=path)
+    file_version = data.get("format_version")
+    if not isinstance(file_version, int):
+        raise InputError("corpus file has no format_version", path=path)
+    if file_version > FORMAT_VERSION:
+        raise InputError(
+            f"written by zotrec {data.get('zotrec_version', '?')} (corpus format {file_version}); this "
+            f"zotrec {zotrec_version()} reads format {FORMAT_VERSION}: upgrade zotrec or fetch the corpus again",
+            path=path,
+        )
+    papers = data.get("papers")
+    if not isinstance(papers, list):
+        raise InputError("corpus file has no 'papers' list", path=path)
+    header = {k: v for k, v in data.items() if k != "papers"}
+    return StoredCorpus(name=str(data.get("name") or path.stem), papers=papers, header=header, path=path)
+
+
+def json_rows(text: str, path: Path) -> list[dict[str, Any]]:
+    """Paper rows of a .json corpus file: a stored zotrec corpus, or a plain JSON list of objects."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
+    rows = data if isinstance(data, list) else stored_from_json(data, path).papers
+    return [row if isinstance(row, dict) else {} for row in rows]
+
+
+def save_corpus(name: str, papers: list[dict[str, Any]], provenance: dict[str, Any], *,
+                allow_shrink: bool = False) -> Path:
+    """Write `papers` as the stored corpus `name`, atomically, keeping the old one if the new looks cut.
+
+    A fetch that yields far fewer papers than the stored corpus (a truncated listing, a changed
+    API) does not replace it unless `allow_shrink`.
+    """
+    target = stored_path(name)
+    if target.is_file() and not allow_shrink:
+        _refuse_shrink(target, name, len(papers))
+    document = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "zotrec_version": zotrec_version(),
+        "name": name,
+        "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **provenance,
+        "papers": papers,
+    }
+    write_atomic(target, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+    return target
+
+
+def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
+    try:
+        old = read_stored(target)
+    except RecommenderError:
+        return  # an unreadable old file is no good corpus to keep
+    if new_count < SHRINK_LIMIT * len(old.papers):
+        raise CorpusStoreError(
+            f"{target}: the new fetch has {new_count:,} papers but the stored '{name}' has "
+            f"{len(old.papers):,} (fetched {old.header.get('fetched_at', '?')}); kept the stored one "
+            "(use --force to replace it)"
+        )
+
+
+def write_atomic(target: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: readers never see half a file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent,
+                                         prefix=f".{target.name}.", suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, target)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    """What `zotrec corpus info` shows: counts, where the papers came from, and when."""
+
+    name: str
+    path: Path
+    papers: int
+    with_abstracts: int
+    with_authors: int
+    duplicates_dropped: int
+    source: str
+    date: str
+    enriched: int = 0
+    skipped: int = 0
+
+
+def describe_corpus(spec: str | Path) -> CorpusInfo:
+    """Counts for a stored corpus name or any corpus file, read the way scoring reads it."""
+    from .corpus import load_corpus
+
+    path = resolve_corpus_path(spec)
+    loaded = load_corpus([path])
+    header: dict[str, Any] = {}
+    if path.suffix.lower() == ".json":
+        try:
+            header = read_stored(path).header
+        except InputError:
+            header = {}  # a plain JSON list of papers has no header
+    fetched = header.get("counts", {})
+    sources = ", ".join(s.get("location", "?") for s in header.get("sources", [])) or str(path)
+    modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    return CorpusInfo(
+        name=str(header.get("name") or path.stem), path=path, papers=len(loaded.papers),
+        with_abstracts=sum(p.abstract is not None for p in loaded.papers),
+        with_authors=sum(bool(p.authors) for p in loaded.papers),
+        duplicates_dropped=int(fetched.get("duplicates_dropped", 0)) + loaded.duplicates,
+        source=sources, date=str(header.get("fetched_at") or f"{modified} (file date)"),
+        enriched=loaded.enriched, skipped=len(loaded.skipped) + int(fetched.get("skipped", 0)),
+    )
+
+
+def list_corpora() -> list[CorpusInfo]:
+    """Every stored corpus, from the headers alone (fast: no paper is parsed)."""
+    infos = []
+    for name in stored_names():
+        path = stored_path(name)
+        try:
+            stored = read_stored(path)
+        except RecommenderError as error:
+            log.warning("%s", error)
+            continue
+        counts = stored.header.get("counts", {})
+        infos.append(CorpusInfo(
+            name=name, path=path, papers=len(stored.papers),
+            with_abstracts=int(counts.get("with_abstracts", 0)), with_authors=int(counts.get("with_authors", 0)),
+            duplicates_dropped=int(counts.get("duplicates_dropped", 0)),
+            source=", ".join(s.get("location", "?") for s in stored.header.get("sources", [])),
+            date=str(stored.header.get("fetched_at", "?")), skipped=int(counts.get("skipped", 0)),
+        ))
+    return infos

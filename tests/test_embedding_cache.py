@@ -1,0 +1,145 @@
+"""The embedding cache: round trips, its location, concurrent writers, killed writers, broken files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recommender.embedding_cache import CACHE_DIR_ENV, CACHE_FILE, EmbeddingCache, cache_dir, text_hash
+
+REPO = Path(__file__).resolve().parents[1]
+DIM = 8
+
+
+def vector(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+
+
+def test_round_trip_keeps_exact_float32_values(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.sqlite3")
+    keys = [text_hash(f"paper {i}") for i in range(3)]
+    cache.store("m", {key: vector(i) for i, key in enumerate(keys)})
+    found = EmbeddingCache(tmp_path / "e.sqlite3").lookup("m", keys + [text_hash("unseen")], DIM)
+    assert set(found) == set(keys)
+    for i, key in enumerate(keys):
+        np.testing.assert_array_equal(found[key], vector(i))
+
+
+def test_models_do_not_share_vectors_and_wrong_sizes_count_as_missing(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.sqlite3")
+    key = text_hash("same text")
+    cache.store("model-a", {key: vector(1)})
+    assert cache.lookup("model-b", [key], DIM) == {}
+    assert cache.lookup("model-a", [key], DIM * 2) == {}
+    assert cache.count("model-a") == 1 and cache.count() == 1
+
+
+def test_text_hash_changes_with_any_edit():
+    assert text_hash("Graph neural networks") != text_hash("Graph neural networks.")
+    assert len(text_hash("x")) == 16
+
+
+def test_lookup_of_many_keys_crosses_the_parameter_chunks(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.sqlite3")
+    keys = [text_hash(str(i)) for i in range(1300)]
+    cache.store("m", {key: vector(i) for i, key in enumerate(keys)})
+    assert len(cache.lookup("m", keys, DIM)) == 1300
+
+
+def test_cache_dir_env_override_and_user_cache_default(monkeypatch, tmp_path):
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    assert EmbeddingCache().path == tmp_path / "mine" / CACHE_FILE
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    assert "zotrec" in str(cache_dir())  # platformdirs' user cache dir (XDG_CACHE_HOME in tests)
+
+
+def _python(code: str, cache_path: Path, *args: str) -> subprocess.Popen:
+    script = textwrap.dedent(code)
+    return subprocess.Popen([sys.executable, "-c", script, str(cache_path), *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+WRITER = """
+import sys
+import numpy as np
+from recommender.embedding_cache import EmbeddingCache, text_hash
+cache = EmbeddingCache(sys.argv[1])
+start = int(sys.argv[2])
+for batch in range(20):
+    rows = {text_hash(f"text {i}"): np.full(8, i, dtype=np.float32)
+            for i in range(start + batch * 50, start + batch * 50 + 100)}
+    cache.store("m", rows)
+print("done")
+"""
+
+
+def test_two_processes_writing_at_once_both_land_and_agree(tmp_path):
+    path = tmp_path / "shared.sqlite3"
+    first, second = _python(WRITER, path, "0"), _python(WRITER, path, "500")
+    for process in (first, second):
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        assert out.strip() == "done"
+    keys = [text_hash(f"text {i}") for i in range(0, 1550)]
+    found = EmbeddingCache(path).lookup("m", keys, 8)
+    assert len(found) == 1550  # overlapping ranges: nothing lost, nothing duplicated
+    assert all(float(found[text_hash(f"text {i}")][0]) == i for i in range(1550))
+
+
+KILLED = """
+import sys, time
+import numpy as np
+from recommender.embedding_cache import EmbeddingCache, text_hash
+cache = EmbeddingCache(sys.argv[1])
+cache.store("m", {text_hash("committed"): np.ones(8, dtype=np.float32)})
+connection = cache._connect()
+connection.execute("BEGIN IMMEDIATE")
+connection.executemany("INSERT INTO vectors VALUES (?, ?, ?)",
+                       [("m", text_hash(f"lost {i}"), np.zeros(8, dtype=np.float32).tobytes())
+                        for i in range(5000)])
+print("writing", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_writer_killed_mid_transaction_leaves_a_usable_cache(tmp_path):
+    path = tmp_path / "killed.sqlite3"
+    process = _python(KILLED, path)
+    assert process.stdout.readline().strip() == "writing"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    cache = EmbeddingCache(path)
+    assert set(cache.lookup("m", [text_hash("committed"), text_hash("lost 1")], 8)) == {text_hash("committed")}
+    cache.store("m", {text_hash("after"): np.ones(8, dtype=np.float32)})
+    assert cache.count("m") == 2
+
+
+def test_a_broken_cache_file_costs_speed_not_results(tmp_path, caplog):
+    path = tmp_path / "broken.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    cache = EmbeddingCache(path)
+    with caplog.at_level(logging.WARNING):
+        assert cache.lookup("m", [text_hash("a")], DIM) == {}
+        cache.store("m", {text_hash("a"): vector(0)})  # no exception
+    assert "delete the file" in caplog.text
+    assert sum("embedding cache" in record.message for record in caplog.records) == 1
+
+
+def test_an_unwritable_cache_location_is_a_warning(tmp_path, caplog):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    cache = EmbeddingCache(blocker / "sub" / "e.sqlite3")
+    with caplog.at_level(logging.WARNING):
+        cache.store("m", {text_hash("a"): vector(0)})
+        assert cache.lookup("m", [text_hash("a")], DIM) == {}
+    assert "cannot be opened" in caplog.text

@@ -171,8 +171,10 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features: tfidf, dense (MiniLM embeddings, cached; needs the 'embeddings' "
                    "extra) or hybrid (both). Default: the best measured one that is installed.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv",
+                                                   "bibtex", "ris", "csljson"]),
+              default="table", show_default=True,
+              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed.")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
@@ -182,6 +184,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     \b
     Example:
         zotrec reading-list --library examples/library.bib -n 10 --format markdown
+        zotrec reading-list --library ~/Zotero/zotero.sqlite --format ris -o icml2025.ris
     """
     from recommender.embeddings import choose_features
     from recommender.profile import parse_aggregation
@@ -196,6 +199,11 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     recommender = Recommender(papers, aggregation=aggregation, representation=features)
     recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
     title = f"Reading list · {collection}" if collection else "Reading list"
+    if fmt in ("bibtex", "ris", "csljson"):
+        from zotero_bridge.export import render_export
+
+        _write_output(render_export(recs, fmt), output)
+        return
     _write_output(render_recommendations(recs, fmt, title=title), output)
 
 

@@ -60,10 +60,10 @@ class CorpusKeys:
 class BatchScorer:
     """One Recommender shared by every user; ranks exactly as `Recommender.recommend` does.
 
-    With a collaborative model attached the scorer defers to `Recommender.recommend` for each user;
-    otherwise it uses the Recommender's own profile scores with the corpus keys cached, which
-    saves re-deriving the corpus's keys for every user. The first user of a run is checked
-    against `Recommender.recommend`, and any difference switches the run to it.
+    It uses the Recommender's own profile scores (and hybrid blend, with a collaborative model)
+    with the corpus keys cached, which saves re-deriving the corpus's keys for every user. The
+    first user of a run is checked against `Recommender.recommend`, and any difference switches
+    the run to calling it for every user.
     """
 
     def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N) -> None:
@@ -74,8 +74,8 @@ class BatchScorer:
         self.corpus = recommender.corpus
         self.keys = CorpusKeys(self.corpus)
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
-        self._checked = getattr(recommender, "model", None) is not None
-        self._direct = self._checked
+        self._checked = False
+        self._direct = False
 
     def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
         """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
@@ -96,16 +96,28 @@ class BatchScorer:
         if not profile:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         scored = self.recommender.profile_scores(profile)
+        scores = self._blend(scored.scores, profile)
         owned = self.keys.owned(library)
-        order = np.lexsort((np.arange(len(self.corpus)), -scored.scores))
+        order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         if self.top_n:
             order = order[: self.top_n]
         return [
-            Recommendation(paper=self.corpus[index], score=float(scored.scores[index]),
+            Recommendation(paper=self.corpus[index], score=float(scores[index]),
                            reasons=_reasons(scored, index, profile), rank=rank)
             for rank, index in enumerate(order, start=1)
         ]
+
+
+    def _blend(self, content: np.ndarray, profile: Sequence[LibraryItem]) -> np.ndarray:
+        """Content scores, or the hybrid of content and collaborative when the Recommender has a model."""
+        model = getattr(self.recommender, "model", None)
+        if model is None:
+            return content
+        from .hybrid import hybrid_scores
+
+        texts = [item.text for item in profile]
+        return hybrid_scores(content, texts, self.recommender._corpus_factors, model)
 
 
 class GroupSummary:
@@ -138,7 +150,8 @@ class GroupSummary:
         order = np.lexsort((picked, mean_ranks, -self.users[picked]))
         return [
             {"id": self.corpus[picked[i]].id, "title": self.corpus[picked[i]].title,
-             "users": int(self.users[picked[i]]), "share": round(float(self.users[picked[i]]) / max(self.members, 1), 4),
+             "users": int(self.users[picked[i]]),
+             "share": round(float(self.users[picked[i]]) / max(self.members, 1), 4),
              "mean_rank": round(float(mean_ranks[i]), 2)}
             for i in order
         ]
@@ -211,7 +224,8 @@ def _chunks(pairs: Sequence[tuple[str, Any]], size: int) -> Iterator[Sequence[tu
         yield pairs[start : start + size]
 
 
-def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs: int) -> Iterator[UserResult]:
+def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int,
+             jobs: int) -> Iterator[UserResult]:
     """Per-user results in input order, from this process or a pool of `jobs` worker processes."""
     if jobs <= 1 or len(pairs) <= chunk_users:
         for chunk in _chunks(pairs, chunk_users):
@@ -277,7 +291,8 @@ def score_libraries(
     return summary
 
 
-def _record(result: UserResult, writer: ScoreWriter, summary: BatchSummary, group: GroupSummary | None) -> None:
+def _record(result: UserResult, writer: ScoreWriter, summary: BatchSummary,
+            group: GroupSummary | None) -> None:
     if result.error is not None:
         log.warning("%s: skipped (%s)", result.user, result.error)
         summary.failures.append((result.user, result.error))

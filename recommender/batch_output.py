@@ -53,7 +53,8 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
                     "title": rec.paper.title,
                     "score": round(rec.score, SCORE_DECIMALS),
                     "reasons": [
-                        {"key": r.item_key, "title": r.item_title, "similarity": round(r.similarity, SCORE_DECIMALS)}
+                        {"key": r.item_key, "title": r.item_title,
+                         "similarity": round(r.similarity, SCORE_DECIMALS)}
                         for r in rec.reasons
                     ],
                 },
@@ -92,7 +93,7 @@ def _parse_line(line: str, fmt: str, where: str) -> dict:
     values = next(csv.reader([line]))
     if len(values) != len(COLUMNS):
         raise ValueError(f"{len(values)} columns, expected {len(COLUMNS)}")
-    return dict(zip(COLUMNS, values))
+    return dict(zip(COLUMNS, values, strict=True))
 
 
 def scan_existing(path: Path, fmt: str, on_row: Callable[[dict], None] | None = None) -> ResumeState:
@@ -201,5 +202,6 @@ def render_table(rows: Sequence[dict], fmt: str) -> str:
     if rows:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows({k: _one_line(str(v)) if isinstance(v, str) else v for k, v in row.items()} for row in rows)
+        for row in rows:
+            writer.writerow({k: _one_line(v) if isinstance(v, str) else v for k, v in row.items()})
     return out.getvalue()

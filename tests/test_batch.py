@@ -1,4 +1,4 @@
-"""Batch scoring: the same ranking as reading-list, resume after a kill, bad libraries, group summary, --top 0."""
+"""Batch scoring: reading-list's ranking per user, resume, bad libraries, group summary, --top 0."""
 
 from __future__ import annotations
 
@@ -18,15 +18,17 @@ from zotero_bridge.cli import cli
 from .conftest import REPO, SEEDS
 
 LIBRARY = REPO / "examples" / "library.bib"
-FLOWS_BIB = """@article{flows, title={Heavy tails in normalizing flows}, abstract={Density estimation with flows
-and heavy tailed base distributions.}}
+FLOWS_BIB = """@article{flows, title={Heavy tails in normalizing flows},
+abstract={Density estimation with flows and heavy tailed base distributions.}}
 @article{ts, title={Time series forecasting foundation models}, abstract={Periodic patterns in forecasting.}}
 """
-RL_RIS = """TY  - JOUR
-TI  - Reward models for reinforcement learning from human feedback
-AB  - Preference data trains a reward model that aligns a language model.
-ER  - 
-"""
+RL_RIS = "\n".join([
+    "TY  - JOUR",
+    "TI  - Reward models for reinforcement learning from human feedback",
+    "AB  - Preference data trains a reward model that aligns a language model.",
+    "ER  - ",
+    "",
+])
 GRAPHS_JSONL = '{"key": "g1", "title": "Graph neural networks for molecules"}\n' \
                '{"key": "g2", "title": "Message passing and oversmoothing in deep graph networks"}\n'
 
@@ -90,14 +92,16 @@ def test_equal_to_reading_list_on_the_icml_titles(lab, tmp_path, shared):
     for user, path in (("alice", lab / "alice.bib"), ("dave", lab / "dave.jsonl")):
         expected = json.loads(reading_list("--library", path, "--corpus", corpus, "-n", 50,
                                   "--format", "json").stdout)
-        assert [(r["id"], float(r["score"])) for r in users[user]] == [(e["id"], e["score"]) for e in expected]
+        got = [(r["id"], float(r["score"])) for r in users[user]]
+        assert got == [(e["id"], e["score"]) for e in expected]
 
 
 def test_default_features_match_reading_list_defaults(lab):
     result = run("score", "--libraries", lab / "bob.bib", "-n", 5, "--format", "jsonl")
     assert result.exit_code == 0, result.output
-    expected = json.loads(run("reading-list", "--library", lab / "bob.bib", "-n", 5, "--format", "json").stdout)
-    assert [(r["id"], r["score"]) for r in jsonl_rows(result.stdout)] == [(e["id"], e["score"]) for e in expected]
+    expected = run("reading-list", "--library", lab / "bob.bib", "-n", 5, "--format", "json").stdout
+    got = [(r["id"], r["score"]) for r in jsonl_rows(result.stdout)]
+    assert got == [(e["id"], e["score"]) for e in json.loads(expected)]
 
 
 def test_python_scorer_equals_recommender_including_owned_papers():
@@ -114,10 +118,11 @@ def test_python_scorer_equals_recommender_including_owned_papers():
         LibraryItem(key="4", title="Graph message passing"),
     ]
     recommender = Recommender(corpus)
-    assert list(CorpusKeys(corpus).owned(library)) == list(owned_mask(library, corpus)) == [True, True, True, False]
+    assert list(CorpusKeys(corpus).owned(library)) == list(owned_mask(library, corpus))
+    assert list(owned_mask(library, corpus)) == [True, True, True, False]
     for top in (0, 1, 3):
-        assert BatchScorer(recommender, top_n=top)._rank(library) == recommender.recommend(library, top_n=top)
-        assert BatchScorer(recommender, top_n=top)._rank(library[3:]) == recommender.recommend(library[3:], top_n=top)
+        for items in (library, library[3:]):
+            assert BatchScorer(recommender, top_n=top)._rank(items) == recommender.recommend(items, top_n=top)
 
 
 def test_rerun_skips_finished_users_and_redoes_a_torn_one(lab, tmp_path):
@@ -131,13 +136,18 @@ def test_rerun_skips_finished_users_and_redoes_a_torn_one(lab, tmp_path):
     torn = tmp_path / "torn.csv"
     torn.write_text("".join(lines[: bob_rows[1]]) + lines[bob_rows[1]][:10], encoding="utf-8")
     loaded: list[str] = []
-    summary = score_libraries(recommender, users, load=lambda path: (loaded.append(path.stem), _load(path))[1],
+
+    def recording(path):
+        loaded.append(path.stem)
+        return _load(path)
+
+    summary = score_libraries(recommender, users, load=recording,
                               output=torn, top_n=4)
     assert loaded == ["bob", "carol", "dave"]
     assert summary.resumed == 1 and summary.scored == 3 and summary.rows == len(lines) - 1
     assert torn.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
     loaded.clear()
-    again = score_libraries(recommender, users, load=lambda path: (loaded.append(path.stem), _load(path))[1],
+    again = score_libraries(recommender, users, load=recording,
                             output=torn, top_n=4)
     assert loaded == ["dave"] and again.resumed == 3  # the last block is always re-checked
     assert torn.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
@@ -204,12 +214,15 @@ def test_top_zero_writes_every_user_paper_pair(lab, tmp_path):
     result = score("--libraries", lab, "--top", 0, "--format", "jsonl")
     assert result.exit_code == 0, result.output
     users = by_user(jsonl_rows(result.stdout))
-    papers = len(_seed_papers())
+    papers = _seed_papers()
+    assert sorted(users) == ["alice", "bob", "carol", "dave"]
     for user, rows in users.items():
-        owned = papers - len(rows)
-        assert [r["rank"] for r in rows] == list(range(1, papers - owned + 1))
-        assert len({r["id"] for r in rows}) == len(rows)
-    assert sum(len(rows) == papers for rows in users.values()) >= 3
+        [path] = lab.glob(f"{user}.*")
+        owned = owned_mask(_load(path), papers)
+        assert {r["id"] for r in rows} == \
+               {paper.id for paper, mine in zip(papers, owned, strict=True) if not mine}
+        assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+        assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
 
 
 def test_worker_processes_write_the_same_file(lab, tmp_path):

@@ -1,0 +1,31 @@
+"""Score a folder of Zotero exports (one user each) against ICML 2025 through the Python API.
+
+    .venv/bin/python examples/batch_score.py LIBRARY_FOLDER [CORPUS.jsonl]
+
+Writes lab-scores.csv (user, rank, id, title, score, reasons; resumable) and prints the papers
+most users share in their top 20: `zotrec score --libraries FOLDER --features tfidf --group-summary`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from recommender import Recommender, load_corpus
+from recommender.batch import score_libraries
+from zotero_bridge.batch_cli import load_user_library, user_libraries
+
+folder = sys.argv[1] if len(sys.argv) > 1 else "examples"
+corpus = sys.argv[2] if len(sys.argv) > 2 else sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))[0]
+
+recommender = Recommender(load_corpus([corpus]).papers)  # corpus features: computed once
+users = user_libraries([folder])  # {"alice": "lab/alice.bib", …}: the user id is the file stem
+summary = score_libraries(recommender, users, load=load_user_library, output="lab-scores.csv",
+                          top_n=20, group_summary=True,
+                          progress=lambda done, total: print(f"\r{done}/{total} users", end="", file=sys.stderr))
+
+print(f"\n{summary.scored} users scored, {summary.resumed} already done, {len(summary.failures)} failed")
+for user, reason in summary.failures:
+    print(f"  skipped {user}: {reason}")
+for paper in summary.group.rows()[:5]:
+    print(f"{paper['users']:>3} users, mean rank {paper['mean_rank']:>5}: {paper['title']}")

@@ -16,15 +16,17 @@ from recommender.batch import score_libraries
 from zotero_bridge.batch_cli import load_user_library, user_libraries
 
 folder = sys.argv[1] if len(sys.argv) > 1 else "examples"
-corpus = sys.argv[2] if len(sys.argv) > 2 else sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))[0]
+seeds = sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))
+corpus = sys.argv[2] if len(sys.argv) > 2 else seeds[0]
 
 recommender = Recommender(load_corpus([corpus]).papers)  # corpus features: computed once
 users = user_libraries([folder])  # {"alice": "lab/alice.bib", …}: the user id is the file stem
-summary = score_libraries(recommender, users, load=load_user_library, output="lab-scores.csv",
-                          top_n=20, group_summary=True,
-                          progress=lambda done, total: print(f"\r{done}/{total} users", end="", file=sys.stderr))
+summary = score_libraries(
+    recommender, users, load=load_user_library, output="lab-scores.csv", top_n=20, group_summary=True,
+    progress=lambda done, total: print(f"{done}/{total} users", file=sys.stderr),
+)
 
-print(f"\n{summary.scored} users scored, {summary.resumed} already done, {len(summary.failures)} failed")
+print(f"{summary.scored} users scored, {summary.resumed} already done, {len(summary.failures)} failed")
 for user, reason in summary.failures:
     print(f"  skipped {user}: {reason}")
 for paper in summary.group.rows()[:5]:

@@ -15,7 +15,7 @@ from recommender import Recommender, load_corpus
 from recommender.batch import score_libraries
 from zotero_bridge.batch_cli import load_user_library, user_libraries
 
-folder = sys.argv[1] if len(sys.argv) > 1 else "examples"
+folder = sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent  # holds library.bib: one user
 seeds = sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))
 corpus = sys.argv[2] if len(sys.argv) > 2 else seeds[0]
 

@@ -132,7 +132,7 @@ def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int 
         raise SourceShapeError(f"{where}: the BibTeX file ends in the middle of an entry (cut short?)")
     entries, result.skipped = parse_bibtex(text, where)
     for entry in entries:
-        if entry.get("ENTRYTYPE", "").lower() != "inproceedings":
+        if str(entry.get("entrytype") or entry.get("ENTRYTYPE") or "").lower() != "inproceedings":
             continue
         key = re.sub(rf"^pmlr-{re.escape(volume)}-", "", entry["ID"])
         openreview = _openreview_id(entry.get("openreview", ""))
@@ -151,6 +151,8 @@ def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int 
             "venue": venue,
             "year": int(entry["year"]) if str(entry.get("year", "")).isdigit() else year,
         })
+    if not result.records:
+        raise SourceShapeError(f"{where}: no @InProceedings entry with a title in this BibTeX")
     return result
 
 

@@ -1,0 +1,192 @@
+"""`zotrec corpus fetch` against a local OpenReview/PMLR stand-in: paging, politeness, bad answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from recommender.corpus import load_corpus
+from recommender.corpus_fetch import FetchError, FetchSettings, fetch_corpus
+from recommender.corpus_records import SourceShapeError
+from recommender.corpus_store import read_stored, stored_path
+from tests.fake_openreview import Fault, FakeConference, make_bibtex, make_note
+from zotero_bridge.cli import cli
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
+    return tmp_path / "zotrec-data"
+
+
+def settings(**overrides) -> FetchSettings:
+    """Fast settings: waits are recorded in `stats.waits`, never slept."""
+    return FetchSettings(**{"sleep": lambda seconds: None, "backoff": 0.01, **overrides})
+
+
+def stored_rows(name: str = "icml2025") -> list[dict]:
+    return read_stored(stored_path(name)).papers
+
+
+def test_pages_through_every_note_with_a_server_capped_limit():
+    notes = [make_note(n, venue="oral" if n % 10 == 0 else "poster") for n in range(2345)]
+    with FakeConference(notes, max_limit=500) as server:
+        report = fetch_corpus("icml2025", [server.url], settings(page_size=1000))
+        offsets = sorted(int(q["offset"]) for p, q, _ in server.requests if p == "/notes")
+    assert report.papers == 2345
+    assert offsets == [0, 500, 1000, 1500, 2000]  # the cap is detected from the first page
+    assert report.stats.requests == 5
+    rows = {row["id"]: row for row in stored_rows()}
+    assert rows["note000010"]["presentation"] == "oral"
+    assert rows["note000011"]["presentation"] == "poster"
+    assert rows["note000011"]["pdf_url"].startswith("https://openreview.net/pdf/")
+    assert rows["note000011"]["openreview_url"] == "https://openreview.net/forum?id=note000011"
+
+
+def test_openreview_and_pmlr_merge_by_id_then_title():
+    notes = [make_note(1, abstract=None), make_note(2), make_note(3, title="Only On OpenReview")]
+    bib = make_bibtex([
+        {"key": "first25a", "title": "Paper 1: Learning Things Number 1", "openreview": "note000001",
+         "author": "Rodr\\'{\\i}guez, \\'{A}lvaro and Second, B.", "abstract": "The <em>PMLR</em> abstract."},
+        {"key": "second25a", "title": "Paper 2: Learning {T}hings Number 2", "author": "Two, A."},
+        {"key": "third25a", "title": "Only In The Proceedings", "author": "Three, C."},
+    ])
+    with FakeConference(notes, bib) as server:
+        report = fetch_corpus("icml2025", [f"{server.url}/icml25.bib", server.url], settings())
+    rows = {row["title"]: row for row in stored_rows()}
+    assert report.papers == 4
+    first = rows["Paper 1: Learning Things Number 1"]
+    assert first["id"] == "note000001"
+    assert first["url"] == "https://proceedings.mlr.press/v267/first25a.html"
+    assert first["abstract"] == "The PMLR abstract."  # HTML tags gone; OpenReview had none
+    second = next(r for r in rows.values() if r["pmlr_id"] == "second25a")
+    assert second["id"] == "note000002"  # no openreview field: merged by normalised title
+    assert rows["Only In The Proceedings"]["id"] == "pmlr-v267-third25a"
+    assert rows["Only On OpenReview"]["url"] == "https://openreview.net/forum?id=note000003"
+    papers = {p.id: p for p in load_corpus(["icml2025"]).papers}
+    assert papers["note000001"].authors == ("Álvaro Rodríguez", "B. Second")
+
+
+def test_retry_after_is_honoured_on_429():
+    notes = [make_note(n) for n in range(30)]
+    with FakeConference(notes, max_limit=10) as server:
+        server.faults.append(Fault("/notes", offset=10, status=429, headers={"Retry-After": "7"}, body=b"slow"))
+        server.faults.append(Fault("/notes", offset=20, status=503))
+        report = fetch_corpus("icml2025", [server.url], settings(page_size=10))
+    assert report.papers == 30
+    assert report.stats.retries == 2
+    assert 7.0 in report.stats.waits  # the server's number, not our backoff
+    assert report.stats.requests == 5
+
+
+def test_retry_after_too_long_fails_and_keeps_nothing(data_dir):
+    with FakeConference([make_note(n) for n in range(3)]) as server:
+        server.faults.append(Fault("/notes", status=429, headers={"Retry-After": "3600"}))
+        with pytest.raises(FetchError, match="wait 3600 s"):
+            fetch_corpus("icml2025", [server.url], settings())
+    assert not stored_path("icml2025").exists()
+
+
+def test_truncated_bibtex_download_resumes_with_range():
+    entries = [{"key": f"p{n}25a", "title": f"Proceedings Paper {n}", "author": "A, B",
+                "abstract": "Some words. " * 50, "openreview": f"id{n}"} for n in range(40)]
+    with FakeConference([], make_bibtex(entries)) as server:
+        server.faults.append(Fault("/icml25.bib", cut_at=0.5))
+        report = fetch_corpus("icml2025", [f"{server.url}/icml25.bib"], settings())
+        ranges = [h.get("Range") for p, _, h in server.requests if p == "/icml25.bib"]
+    assert report.papers == 40
+    assert ranges[0] is None and ranges[1].startswith("bytes=") and ranges[1] != "bytes=0-"
+
+
+def test_truncated_listing_keeps_the_last_good_corpus():
+    with FakeConference([make_note(n) for n in range(25)], max_limit=10) as server:
+        fetch_corpus("icml2025", [server.url], settings(page_size=10))
+    good = stored_path("icml2025").read_bytes()
+    with FakeConference([make_note(n) for n in range(25)], max_limit=10, count=40) as server:
+        with pytest.raises(FetchError, match="25 notes of the 40"):
+            fetch_corpus("icml2025", [server.url], settings(page_size=10))
+    assert stored_path("icml2025").read_bytes() == good
+
+
+def test_bibtex_cut_mid_entry_is_refused():
+    text = make_bibtex([{"key": "a25a", "title": "A Paper", "author": "A, B"}])
+    with FakeConference([], text[:-10]) as server:
+        with pytest.raises(SourceShapeError, match="middle of an entry"):
+            fetch_corpus("icml2025", [f"{server.url}/icml25.bib"], settings())
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"data": [], "total": 3}, "no 'notes' list"),
+    ({"notes": [{"id": f"x{n}", "content": {"name": {"value": "?"}}} for n in range(5)], "count": 5},
+     "content.title.value"),
+])
+def test_changed_response_shape_names_what_is_missing_and_keeps_the_corpus(body, message):
+    with FakeConference([make_note(n) for n in range(5)]) as server:
+        fetch_corpus("icml2025", [server.url], settings())
+        server.faults.append(Fault("/notes", body=json.dumps(body).encode()))
+        with pytest.raises(SourceShapeError, match=message):
+            fetch_corpus("icml2025", [server.url], settings())
+    assert len(stored_rows()) == 5
+
+
+def test_duplicate_ids_are_dropped_and_counted_and_empty_abstracts_are_none():
+    notes = [make_note(n) for n in range(6)]
+    notes[2] = make_note(2, abstract="   ")
+    notes.insert(4, make_note(1))  # the same note twice, as when a listing shifts while paging
+    with FakeConference(notes, count=7, max_limit=4) as server:
+        report = fetch_corpus("icml2025", [server.url], settings(page_size=4))
+    assert report.papers == 6
+    assert report.counts["duplicates_dropped"] == 1
+    assert report.counts["with_abstracts"] == 5
+    assert next(r for r in stored_rows() if r["id"] == "note000002")["abstract"] is None
+
+
+def test_interrupted_fetch_resumes_without_asking_again():
+    notes = [make_note(n) for n in range(30)]
+    with FakeConference(notes, max_limit=10) as server:
+        server.faults.append(Fault("/notes", offset=20, status=500, times=10))
+        with pytest.raises(FetchError, match="HTTP 500 after 2 tries"):
+            fetch_corpus("icml2025", [server.url], settings(page_size=10, retries=1, concurrency=1))
+        server.faults.clear()
+        server.requests.clear()
+        report = fetch_corpus("icml2025", [server.url], settings(page_size=10))
+        offsets = sorted(int(q["offset"]) for p, q, _ in server.requests if p == "/notes")
+    assert report.papers == 30
+    assert offsets == [0, 20]  # page 10 was kept from the first run
+
+
+def test_a_much_smaller_fetch_does_not_replace_the_stored_corpus_without_force():
+    with FakeConference([make_note(n) for n in range(20)]) as server:
+        fetch_corpus("icml2025", [server.url], settings())
+    with FakeConference([make_note(n) for n in range(5)]) as server:
+        with pytest.raises(Exception, match="kept the stored one"):
+            fetch_corpus("icml2025", [server.url], settings())
+        assert fetch_corpus("icml2025", [server.url], settings(), force=True).papers == 5
+
+
+def test_cli_fetch_list_info_and_reading_list_by_name(tmp_path):
+    notes = [make_note(n, title=f"Graph Neural Networks for Molecules {n}") for n in range(12)]
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title={Graph neural networks for molecule property prediction}}\n")
+    runner = CliRunner()
+    with FakeConference(notes) as server:
+        fetched = runner.invoke(cli, ["corpus", "fetch", "icml2025", "--from", server.url])
+    assert fetched.exit_code == 0, fetched.output
+    assert "Saved 12 papers" in fetched.output
+    listed = runner.invoke(cli, ["corpus", "list", "--format", "json"])
+    assert json.loads(listed.output)[0]["papers"] == 12
+    info = runner.invoke(cli, ["corpus", "info", "icml2025"])
+    assert "with abstracts: 12" in info.output and "source: http://127.0.0.1" in info.output
+    ranked = runner.invoke(cli, ["reading-list", "--library", str(library), "--corpus", "icml2025",
+                                 "--format", "jsonl", "-n", "3", "--features", "tfidf"])
+    assert ranked.exit_code == 0, ranked.output
+    rows = [json.loads(line) for line in ranked.output.splitlines() if line.startswith("{")]
+    assert len(rows) == 3 and rows[0]["abstract"].startswith("We study problem")
+
+
+def test_cli_unknown_name_without_from_is_one_error_line():
+    result = CliRunner().invoke(cli, ["corpus", "fetch", "neurips1999"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: unknown corpus 'neurips1999'")

@@ -139,6 +139,30 @@ def test_reads_a_consistent_copy_while_the_database_is_exclusively_locked(tmp_pa
         zotero.close()
 
 
+def test_what_a_user_sees_while_zotero_runs(tmp_path):
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite", wal=True)
+    zotero = hold_like_zotero_running(path)
+    try:
+        result = CliRunner().invoke(cli, ["library", "--library", str(path)])
+    finally:
+        zotero.close()
+    assert result.exit_code == 0, result.output
+    assert (f"Read 5 items from {path} (user library 4242, schema userdata 129, from a copy taken now; "
+            "works while Zotero is open)") in result.stderr
+    assert "FRESH001" in result.stdout and "Warning" not in result.stderr
+
+
+def test_a_database_that_keeps_changing_is_copied_again_then_read_with_a_warning(tmp_path, monkeypatch, caplog):
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
+    ticks = iter(range(1000))
+    monkeypatch.setattr(sqlite_paths, "_signature", lambda _path: next(ticks))  # changes between every look
+    with caplog.at_level(logging.WARNING):
+        read = read_sqlite_library(str(path), SourceOptions())
+    assert [i.key for i in read.items] == REGULAR_KEYS
+    assert next(ticks) == 2 * sqlite_paths.COPY_ATTEMPTS  # one before and one after each copy
+    assert any("kept changing while zotrec copied it" in r.getMessage() for r in caplog.records)
+
+
 def test_immutable_fallback_says_so_and_misses_what_is_only_in_the_wal(tmp_path, monkeypatch, caplog):
     path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite", wal=True)
     zotero = hold_like_zotero_running(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -92,14 +93,17 @@ def test_group_library_by_id_or_name_and_unknown_group(sample):
 
 
 def test_zotero6_schema_121_is_read_without_warning(tmp_path, caplog):
-    # No userdata-121 file is available: the queries only use columns present since Zotero 6 (see the docs).
+    # No userdata-121 file is available: the queries only use columns present since Zotero 6 (see the docs),
+    # and the collection trash (deletedCollections), which came with Zotero 7, is optional.
     path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite", userdata=123)
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE version SET version = 121 WHERE schema = 'userdata'")
+        connection.execute("DROP TABLE deletedCollections")
     with caplog.at_level(logging.WARNING):
         read = read_sqlite_library(str(path), SourceOptions())
     assert [i.key for i in read.items] == REGULAR_KEYS and not caplog.records
-    assert read.stats["zotero.sqlite schema"] == 121
+    assert read.stats["zotero.sqlite schema"] == "userdata 121"
+    assert sorted(by_key(read)["ATTN2017"].collections) == ["Old stuff", "Thesis/Chapter 2"]  # no trash here
 
 
 def test_future_schema_warns_once_and_reads_what_it_can(tmp_path, caplog):
@@ -228,8 +232,6 @@ def test_api_timestamp():
 def test_cli_lists_exactly_the_regular_items_with_creators_intact(sample):
     result = CliRunner().invoke(cli, ["library", "--library", str(sample), "--format", "json"])
     assert result.exit_code == 0, result.output
-    import json
-
     payload = json.loads(result.stdout)
     assert [row["key"] for row in payload["items"]] == REGULAR_KEYS
     assert payload["items"][1]["creators"] == ["Jürgen Schmidhuber", "José Hernández-Orallo", "明 王",

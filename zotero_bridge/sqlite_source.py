@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 KNOWN_SCHEMAS = range(121, 130)  # userdata 121 (Zotero 6) … 129 (Zotero 10)
 REQUIRED_TABLES = ("version", "libraries", "items", "itemTypes", "fields", "itemData", "itemDataValues",
                    "baseFieldMappings", "creators", "itemCreators", "creatorTypes", "tags", "itemTags",
-                   "collections", "collectionItems", "deletedItems", "deletedCollections", "groups")
+                   "collections", "collectionItems", "deletedItems")
+# Read when present: the collection trash came with Zotero 7; groups and settings may be absent in odd copies.
+OPTIONAL_TABLES = ("deletedCollections", "groups", "settings")
 # Zotero field (or base field) name → key in Zotero's item JSON
 WANTED_BASE_FIELDS = {"title": "title", "date": "date"}
 WANTED_FIELDS = {"abstractNote": "abstractNote", "DOI": "DOI", "url": "url", "extra": "extra"}
@@ -44,7 +46,7 @@ def read_sqlite_library(argument: str, options: SourceOptions) -> LibraryRead:
         except sqlite3.DatabaseError as error:
             raise SourceError(_database_error_line(path, error)) from None
     read.stats["zotero.sqlite read"] = "a private copy" if snapshot.mode == "copy" else "in place (immutable)"
-    log.info("Read %d items from %s (%s, schema userdata %s, %s)", len(read.items), path,
+    log.info("Read %d items from %s (%s, schema %s, %s)", len(read.items), path,
              read.stats["zotero.sqlite library"], read.stats["zotero.sqlite schema"],
              "from a copy taken now; works while Zotero is open" if snapshot.mode == "copy"
              else "read in place")
@@ -77,9 +79,9 @@ def _database_error_line(path: Path, error: sqlite3.DatabaseError) -> str:
 
 
 def _read_database(connection: sqlite3.Connection, path: Path, group: str | None) -> LibraryRead:
-    schema = _check_schema(connection, path)
-    library_id, label = _choose_library(connection, path, group)
-    paths = _collection_paths(connection, library_id)
+    schema, tables = _check_schema(connection, path)
+    library_id, label = _choose_library(connection, path, group, tables)
+    paths = _collection_paths(connection, library_id, "deletedCollections" in tables)
     rows = connection.execute(
         "SELECT i.itemID, i.key, it.typeName, i.dateAdded, i.dateModified, i.version, "
         "       EXISTS (SELECT 1 FROM deletedItems d WHERE d.itemID = i.itemID) AS trashed "
@@ -106,11 +108,11 @@ def _read_database(connection: sqlite3.Connection, path: Path, group: str | None
         if isinstance(result, LibraryItem) and year and result.year != year:
             result = replace(result, year=year)
         (read.items if isinstance(result, LibraryItem) else read.skipped).append(result)
-    read.stats.update({"zotero.sqlite schema": schema, "zotero.sqlite library": label})
+    read.stats.update({"zotero.sqlite schema": f"userdata {schema}", "zotero.sqlite library": label})
     return read
 
 
-def _check_schema(connection: sqlite3.Connection, path: Path) -> int:
+def _check_schema(connection: sqlite3.Connection, path: Path) -> tuple[int, set[str]]:
     tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         raise SourceError(f"{path}: an empty SQLite database, not a Zotero database")
@@ -127,15 +129,17 @@ def _check_schema(connection: sqlite3.Connection, path: Path) -> int:
         newer = "newer" if schema > KNOWN_SCHEMAS[-1] else "older"
         log.warning("%s has Zotero schema userdata %d, %s than the versions zotrec knows (%d-%d); "
                     "reading what can be read", path, schema, newer, KNOWN_SCHEMAS[0], KNOWN_SCHEMAS[-1])
-    return schema
+    return schema, tables
 
 
-def _choose_library(connection: sqlite3.Connection, path: Path, group: str | None) -> tuple[int, str]:
+def _choose_library(connection: sqlite3.Connection, path: Path, group: str | None,
+                    tables: set[str]) -> tuple[int, str]:
     """The user library by default; `group` picks a group library by id or name."""
+    group_columns, group_join = ("g.groupID, g.name", "LEFT JOIN groups g ON g.libraryID = l.libraryID") \
+        if "groups" in tables else ("l.libraryID, 'library ' || l.libraryID", "")
     rows = connection.execute(
-        "SELECT l.libraryID, l.type, g.groupID, g.name FROM libraries l "
-        "LEFT JOIN groups g ON g.libraryID = l.libraryID WHERE l.type IN ('user', 'group') "
-        "ORDER BY l.libraryID").fetchall()
+        f"SELECT l.libraryID, l.type, {group_columns} FROM libraries l {group_join} "
+        "WHERE l.type IN ('user', 'group') ORDER BY l.libraryID").fetchall()
     groups = [(library_id, group_id, name) for library_id, kind, group_id, name in rows if kind == "group"]
     listing = ", ".join(f"{name} ({group_id})" for _, group_id, name in groups)
     if group and group.strip().casefold() not in ("user", "my library"):
@@ -152,15 +156,16 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
         log.info("%s also holds %d group %s (%s): read one with --group NAME|ID", path, len(groups),
                  "library" if len(groups) == 1 else "libraries", listing)
     user_id = connection.execute(
-        "SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'").fetchone()
+        "SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'").fetchone() \
+        if "settings" in tables else None
     return users[0], f"user library {user_id[0] if user_id else 0}"
 
 
-def _collection_paths(connection: sqlite3.Connection, library_id: int) -> dict[str, str]:
+def _collection_paths(connection: sqlite3.Connection, library_id: int, has_trash: bool) -> dict[str, str]:
     """Collection key → full path ('Thesis/Chapter 2'); trashed collections and their children left out."""
+    trashed = "c.collectionID IN (SELECT collectionID FROM deletedCollections)" if has_trash else "0"
     rows = connection.execute(
-        "SELECT c.collectionID, c.key, c.collectionName, c.parentCollectionID, "
-        "       c.collectionID IN (SELECT collectionID FROM deletedCollections) "
+        f"SELECT c.collectionID, c.key, c.collectionName, c.parentCollectionID, {trashed} "
         "FROM collections c WHERE c.libraryID = ?", (library_id,)).fetchall()
     by_id = {row[0]: row for row in rows}
     paths: dict[str, str] = {}

@@ -99,7 +99,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
         cache.close()
 
 
-_ACTION_LABELS = {"add": "add", "link": "add (yours)", "keep": "keep", "remove": "remove", "skip": "skip"}
+_ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
 
 
 def render_sync_report(report: SyncReport, fmt: str) -> str:

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 100
 KEYS_PER_REQUEST = 50
 MAX_SYNC_ROUNDS = 3
+PROGRESS_EVERY_PAGES = 10
 
 
 @dataclass
@@ -135,8 +136,11 @@ def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tup
     zot = session.zot
     objects = list(session.call(what, first))
     version = session.last_version or 0
+    total = int(zot.request.headers.get("Total-Results") or 0) if zot.request is not None else 0
     while zot.links and zot.links.get("next"):
         objects.extend(session.call(what, zot.follow))
+        if len(objects) % (PAGE_SIZE * PROGRESS_EVERY_PAGES) == 0:
+            log.info("…%s: %d of %d", what, len(objects), total)
     return objects, version
 
 

@@ -218,8 +218,11 @@ class Writer:
         collection = plan.collection_key or self._create_collection(plan.collection_name)
         self.result.collection_key = collection
         by_id = {rec.paper.id: rec for rec in recs}
-        pairs = [(paper_item(by_id[e.corpus_id], collection, k := new_key()),
-                  reasons_note(by_id[e.corpus_id], k, new_key())) for e in plan.of("add")]
+        pairs = []
+        for entry in plan.of("add"):
+            key = new_key()
+            pairs.append((paper_item(by_id[entry.corpus_id], collection, key),
+                          reasons_note(by_id[entry.corpus_id], key, new_key())))
         for start in range(0, len(pairs), MAX_OBJECTS_PER_WRITE // 2):
             chunk = pairs[start:start + MAX_OBJECTS_PER_WRITE // 2]
             saved = self._post_items([o for pair in chunk for o in pair], "creating recommended papers")

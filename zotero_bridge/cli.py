@@ -411,5 +411,5 @@ def _corpus_infos_text(infos, fmt: str) -> str:
     rows = [{k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(i).items()} for i in infos]
     if fmt == "json":
         return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
-    return "\n".join("\n".join(f"{key.replace('_', ' ')}: {value}" for key, value in row.items())
-                     for row in rows) + "\n"
+    return "\n\n".join("\n".join(f"{key.replace('_', ' ')}: {value}" for key, value in row.items())
+                       for row in rows) + "\n"

@@ -158,8 +158,9 @@ def to_csljson(recs: Sequence[Recommendation]) -> str:
     rows = []
     for rec in recs:
         paper = rec.paper
-        row: dict = {"id": paper.id, "type": "paper-conference" if is_conference(paper) else "article-journal",
-                     "title": paper.title, "note": reasons_note(rec), "keyword": EXPORT_TAG}
+        kind = "paper-conference" if is_conference(paper) else "article-journal"
+        row: dict = {"id": paper.id, "type": kind, "title": paper.title, "note": reasons_note(rec),
+                     "keyword": EXPORT_TAG}
         authors = []
         for name in paper.authors:
             family, given = split_name(name)

@@ -22,10 +22,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "http://localhost:23119/api"
 LOCAL_USER_ID = "0"  # the local API's name for "the logged-in user"
-SWITCH_ON_HINT = ("in Zotero open Settings → Advanced and tick 'Allow other applications on this computer to "
-                  "communicate with Zotero', or read the database instead: --library zotero:sqlite")
+SWITCH_ON_HINT = ("in Zotero open Settings → Advanced and tick 'Allow other applications on this computer "
+                  "to communicate with Zotero', or read the database instead: --library zotero:sqlite")
 # Type-specific fields the API shows under their own name; zotero.sqlite maps them to base fields.
-BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"), "date": ("dateDecided", "dateEnacted", "issueDate")}
+BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"),
+                      "date": ("dateDecided", "dateEnacted", "issueDate")}
 T = TypeVar("T")
 
 
@@ -39,12 +40,14 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
         client = _client(endpoint, library_id, "group")
     collections = _call(endpoint, lambda: client.everything(client.collections()))
     rows = _call(endpoint, lambda: client.everything(client.top()))
-    paths = collection_paths({row["key"]: row.get("data", row) for row in collections if isinstance(row, dict)})
+    paths = collection_paths({row["key"]: row.get("data", row) for row in collections
+                              if isinstance(row, dict) and "key" in row})
     label = f"{library_type} library {library_id}"
     read = LibraryRead(sources=[f"zotero:local ({endpoint})"], stats={"zotero:local library": label})
     for row in rows:
         data = row.get("data", row) if isinstance(row, dict) else {}
-        data = {**with_base_fields(data), "collections": [key for key in data.get("collections") or [] if key in paths]}
+        kept = [key for key in data.get("collections") or [] if key in paths]
+        data = {**with_base_fields(data), "collections": kept}
         converted = item_from_zotero_json(data, where=f"zotero:local: {data.get('key', '?')}",
                                           collection_paths=paths, library=label)
         (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
@@ -53,7 +56,7 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
 
 
 def with_base_fields(data: dict) -> dict:
-    """Fill `title` and `date` from a type-specific field (case: caseName, dateDecided; patent: issueDate …)."""
+    """Fill `title`/`date` from a type-specific field (case: caseName, dateDecided; patent: issueDate …)."""
     data = dict(data)
     for base, aliases in BASE_FIELD_ALIASES.items():
         if not data.get(base):
@@ -78,7 +81,8 @@ def _group_id(client: Any, endpoint: str, group: str) -> str:
         data = row.get("data", row) if isinstance(row, dict) else {}
         if str(data.get("name", "")).casefold() == group.casefold():
             return str(data.get("id") or row.get("id"))
-    names = ", ".join(f"{g.get('data', g).get('name')} ({g.get('id')})" for g in groups if isinstance(g, dict))
+    names = ", ".join(f"{g.get('data', g).get('name')} ({g.get('id')})"
+                      for g in groups if isinstance(g, dict))
     raise SourceError(f"no group library '{group}' in the running Zotero "
                       + (f"(groups here: {names})" if names else "(it has no group libraries)"))
 
@@ -91,10 +95,12 @@ def _call(endpoint: str, request: Callable[[], T]) -> T:
     try:
         return request()
     except httpx2.TransportError:
-        raise SourceError(f"Zotero is not running, or is older than Zotero 7 (nothing answers at {endpoint}); "
-                          "start Zotero, or read its database instead: --library zotero:sqlite") from None
+        raise SourceError(f"Zotero is not running, or is older than Zotero 7 (nothing answers at "
+                          f"{endpoint}); start Zotero, or read its database instead: --library zotero:sqlite"
+                          ) from None
     except errors.UserNotAuthorisedError:
-        raise SourceError(f"Zotero's local API is switched off (403 from {endpoint}): {SWITCH_ON_HINT}") from None
+        raise SourceError(f"Zotero's local API is switched off (403 from {endpoint}): {SWITCH_ON_HINT}"
+                          ) from None
     except errors.ResourceNotFoundError:
         raise SourceError(f"the Zotero at {endpoint} has no such library (404); the local API needs Zotero 7 "
                           "or later, and a group must be synced to this computer") from None

@@ -125,7 +125,8 @@ def _signature(path: Path) -> tuple:
 def _copy_database(path: Path, folder: Path) -> Path:
     """Copy the database and its -wal/-journal together; copy again if Zotero wrote meanwhile."""
     target = folder / DATABASE_NAME
-    needed = sum(os.stat(f"{path}{s}").st_size for s in ("", *COMPANION_SUFFIXES) if os.path.exists(f"{path}{s}"))
+    files = [f"{path}{suffix}" for suffix in ("", *COMPANION_SUFFIXES)]
+    needed = sum(os.stat(name).st_size for name in files if os.path.exists(name))
     if shutil.disk_usage(folder).free < needed * 1.1:
         raise OSError(f"not enough free space in {folder} for a {needed // 2**20} MiB copy")
     for attempt in range(1, COPY_ATTEMPTS + 1):
@@ -165,9 +166,9 @@ def open_snapshot(path: Path, *, copy: bool = True) -> Iterator[Snapshot]:
             try:
                 connection = _open_copy(_copy_database(path, Path(folder)))
             except (OSError, sqlite3.OperationalError) as error:
-                log.warning("Could not copy %s (%s); reading it in place with SQLite's immutable mode instead: "
-                            "changes Zotero makes during the read, or keeps in zotero.sqlite-wal, may be missed",
-                            path, error)
+                log.warning("Could not copy %s (%s); reading it in place with SQLite's immutable mode "
+                            "instead: changes Zotero makes during the read, or keeps in zotero.sqlite-wal, "
+                            "may be missed", path, error)
         if connection is None:
             connection, mode = _open_immutable(path), "immutable"
         try:

@@ -98,7 +98,8 @@ def _read_database(connection: sqlite3.Connection, path: Path, group: str | None
             read.skipped.append(Skipped(where, "unknown item type"))
             continue
         data: dict[str, Any] = {"key": key, "version": version, "itemType": type_name,
-                                "dateAdded": api_timestamp(date_added), "dateModified": api_timestamp(date_modified),
+                                "dateAdded": api_timestamp(date_added),
+                                "dateModified": api_timestamp(date_modified),
                                 "creators": creators.get(item_id, []), "tags": tags.get(item_id, []),
                                 "collections": memberships.get(item_id, []), "deleted": bool(trashed)}
         data.update(fields.get(item_id, {}))
@@ -147,8 +148,8 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
         for library_id, group_id, name in groups:
             if wanted == str(group_id) or wanted.casefold() == str(name).casefold():
                 return library_id, f"group library {group_id}"
-        raise SourceError(f"{path}: no group library '{wanted}' "
-                          + (f"(groups here: {listing})" if groups else "(this database has no group libraries)"))
+        known = f"(groups here: {listing})" if groups else "(this database has no group libraries)"
+        raise SourceError(f"{path}: no group library '{wanted}' {known}")
     users = [library_id for library_id, kind, _, _ in rows if kind == "user"]
     if not users:
         raise SourceError(f"{path}: no user library in this Zotero database")
@@ -201,7 +202,8 @@ def _item_fields(connection: sqlite3.Connection, library_id: int) -> dict[int, d
 def _item_creators(connection: sqlite3.Connection, library_id: int) -> dict[int, list[dict[str, str]]]:
     rows = connection.execute(
         "SELECT ic.itemID, ct.creatorType, c.firstName, c.lastName, c.fieldMode "
-        "FROM itemCreators ic JOIN items i ON i.itemID = ic.itemID JOIN creators c ON c.creatorID = ic.creatorID "
+        "FROM itemCreators ic JOIN items i ON i.itemID = ic.itemID "
+        "JOIN creators c ON c.creatorID = ic.creatorID "
         "JOIN creatorTypes ct ON ct.creatorTypeID = ic.creatorTypeID WHERE i.libraryID = ? "
         "ORDER BY ic.itemID, ic.orderIndex", (library_id,))
     creators: dict[int, list[dict[str, str]]] = defaultdict(list)
@@ -209,7 +211,8 @@ def _item_creators(connection: sqlite3.Connection, library_id: int) -> dict[int,
         if field_mode == 1:
             creators[item_id].append({"creatorType": creator_type, "name": last or ""})
         else:
-            creators[item_id].append({"creatorType": creator_type, "firstName": first or "", "lastName": last or ""})
+            creators[item_id].append({"creatorType": creator_type, "firstName": first or "",
+                                      "lastName": last or ""})
     return creators
 
 
@@ -226,7 +229,8 @@ def _item_tags(connection: sqlite3.Connection, library_id: int) -> dict[int, lis
 def _item_collections(connection: sqlite3.Connection, library_id: int,
                       paths: dict[str, str]) -> dict[int, list[str]]:
     rows = connection.execute(
-        "SELECT ci.itemID, c.key FROM collectionItems ci JOIN collections c ON c.collectionID = ci.collectionID "
+        "SELECT ci.itemID, c.key FROM collectionItems ci "
+        "JOIN collections c ON c.collectionID = ci.collectionID "
         "WHERE c.libraryID = ? ORDER BY ci.itemID, c.collectionName", (library_id,))
     memberships: dict[int, list[str]] = defaultdict(list)
     for item_id, key in rows:

@@ -187,6 +187,15 @@ def test_immutable_fallback_says_so_and_misses_what_is_only_in_the_wal(tmp_path,
         zotero.close()
 
 
+def test_immutable_read_copes_with_spaces_and_hashes_in_the_path(tmp_path):
+    folder = tmp_path / "My Zotero #1?"
+    folder.mkdir()
+    path = zotero_db.build_sample_library(folder / "zotero.sqlite")
+    with sqlite_paths.open_snapshot(path, copy=False) as snapshot:
+        assert snapshot.mode == "immutable"
+        assert snapshot.connection.execute("SELECT count(*) FROM items").fetchone() == (13,)
+
+
 def test_sources_accept_scheme_folder_and_plain_path(sample):
     for spec in (f"zotero:sqlite:{sample}", f"zotero:sqlite:{sample.parent}", str(sample)):
         assert [i.key for i in read_library([spec]).items] == REGULAR_KEYS
@@ -278,7 +287,7 @@ def test_bad_files_give_one_clear_line_and_write_nothing(tmp_path):
 
 def test_permission_denied(tmp_path, monkeypatch):
     path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
-    if os.geteuid() == 0:  # root reads anything: simulate what a normal user gets
+    if os.name == "nt" or os.geteuid() == 0:  # root (or Windows) reads anyway: simulate what a user gets
         real_open = Path.open
 
         def denied(self, *args, **kwargs):

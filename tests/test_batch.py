@@ -248,3 +248,27 @@ def _load(path):
     from zotero_bridge.batch_cli import load_user_library
 
     return load_user_library(str(path))
+
+
+def test_dask_local_cluster_writes_the_same_rows_and_summary(lab, tmp_path):
+    pytest.importorskip("distributed")
+    single = tmp_path / "single.csv"
+    assert score("--libraries", lab, "-n", 6, "--out", single, "--group-summary").exit_code == 0
+    parts = tmp_path / "parts"
+    result = score("--libraries", lab, "-n", 6, "--out", parts, "--group-summary", "--scheduler", "local",
+                   "--jobs", 2)
+    assert result.exit_code == 0, result.output
+    rows = [row for part in sorted(parts.glob("part-*.csv")) for row in csv.DictReader(part.open())]
+    assert sorted(rows, key=lambda r: (r["user"], int(r["rank"]))) == list(csv.DictReader(single.open()))
+    group = list(csv.DictReader((tmp_path / "parts.group.csv").open()))
+    assert group == list(csv.DictReader((tmp_path / "single.group.csv").open()))
+    assert "Scored 4 users" in result.output and len(list(parts.glob("part-*.csv"))) > 1
+    before = {part.name: part.read_text() for part in parts.iterdir()}
+    again = score("--libraries", lab, "-n", 6, "--out", parts, "--scheduler", "local", "--jobs", 2)
+    assert again.exit_code == 0 and "users were already in the output file" in again.output
+    assert {part.name: part.read_text() for part in parts.iterdir()} == before
+
+
+def test_dask_needs_an_output_folder(lab):
+    result = score("--libraries", lab, "--scheduler", "local")
+    assert result.exit_code == 1 and "--scheduler needs --out FOLDER" in result.output

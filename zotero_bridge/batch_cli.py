@@ -56,8 +56,14 @@ def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int, int], Non
         yield lambda done, total: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (TextColumn("Scoring users"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
@@ -81,6 +87,7 @@ class BatchRequest:
     overwrite: bool = False
     jobs: int = 1
     show_progress: bool = False
+    scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
 
 
 def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
@@ -89,12 +96,44 @@ def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
     recommender = _recommender(papers, request)
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
-        summary = score_libraries(recommender, users, load=load_user_library, output=target, fmt=request.fmt,
-                                  top_n=request.top_n, group_summary=request.group_summary,
-                                  overwrite=request.overwrite, jobs=request.jobs, progress=progress)
+        if request.scheduler:
+            summary = _run_on_dask(recommender, users, request, progress)
+        else:
+            summary = score_libraries(recommender, users, load=load_user_library, output=target,
+                                      fmt=request.fmt, top_n=request.top_n, overwrite=request.overwrite,
+                                      group_summary=request.group_summary, jobs=request.jobs,
+                                      progress=progress)
     if summary.group is not None:
         _write_group(summary, request.fmt)
     return summary
+
+
+def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, progress) -> BatchSummary:
+    """The same job on a Dask cluster; --out names a folder of part files (the `dask` extra)."""
+    if not request.output or request.output == "-":
+        raise SourceError("--scheduler needs --out FOLDER (each partition writes its own part file there)")
+    if request.overwrite:
+        raise SourceError("--overwrite is not supported with --scheduler: remove the --out folder instead")
+    try:
+        from distributed import Client, LocalCluster
+    except ModuleNotFoundError:
+        raise SourceError("--scheduler needs the dask extra: pip install 'zotrec[dask]'") from None
+    from recommender.batch_dask import score_libraries_dask
+
+    if request.scheduler == "local":
+        cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    else:
+        cluster, client = None, Client(request.scheduler)
+    try:
+        return score_libraries_dask(client, recommender, users, load=load_user_library,
+                                    out_dir=request.output, fmt=request.fmt, top_n=request.top_n,
+                                    group_summary=request.group_summary, progress=progress)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _recommender(papers: Sequence[Paper], request: BatchRequest):

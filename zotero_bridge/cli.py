@@ -244,10 +244,13 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
 @click.option("--overwrite", is_flag=True, help="Start --out afresh instead of resuming it.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (users are split between them).")
+@click.option("--scheduler", metavar="ADDRESS|local",
+              help="Run on a Dask cluster ('local': one of --jobs workers); --out is then a folder of part "
+                   "files. Needs the dask extra; see docs/distributed.md.")
 @click.pass_context
 @friendly_errors
 def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, aggregation, features, top_n,
-                  output, fmt, group_summary, overwrite, jobs):
+                  output, fmt, group_summary, overwrite, jobs, scheduler):
     """Score many libraries (one user each) against one corpus: rows of user, rank, id, title, score, reasons.
 
     Each user's ranking is exactly `zotrec reading-list` on that library. A re-run with the same
@@ -264,7 +267,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     parse_aggregation(aggregation)
     request = BatchRequest([*library_paths, *more_libraries], model_path=model_path, aggregation=aggregation,
                            features=choose_features(features), top_n=top_n, output=output, fmt=fmt,
-                           group_summary=group_summary, overwrite=overwrite, jobs=jobs,
+                           group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)
     summary = run_batch(_load_corpus(corpus_paths), request)
     click.echo(summary_text(summary), err=True)

@@ -23,7 +23,7 @@ from .corpus_http import FetchError, FetchSettings, FetchStats, Http
 from .corpus_records import (Records, bibtex_records, check_notes_page, drop_duplicate_ids,
                              merge_records, note_records)
 from .corpus_store import partial_dir, save_corpus, write_atomic
-from .errors import InputError
+from .errors import InputError, RecommenderError
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,12 @@ def fetch_corpus(name: str, sources: Sequence[str] = (), settings: FetchSettings
     started = time.perf_counter()
     stats = FetchStats()
     cache = partial_dir(name)
-    with Http(settings, stats) as http:
-        fetched = [_fetch_one(location, spec, http, cache) for location in locations]
+    try:
+        with Http(settings, stats) as http:
+            fetched = [_fetch_one(location, spec, http, cache) for location in locations]
+    except RecommenderError:
+        _say_what_was_kept(name)
+        raise
     rows = merge_records(fetched)
     if not rows:
         raise FetchError("the sources gave no papers; nothing was saved")
@@ -154,7 +158,7 @@ def _fetch_openreview(base: str, spec: CorpusSpec, http: Http, cache: Path) -> R
                                cache / f"openreview-{_slug(url)}")
         if len(notes) < count:
             raise FetchError(f"{url}: got {len(notes):,} notes of the {count:,} the API reported; "
-                             "the listing was cut short, so the stored corpus was kept")
+                             "the listing was cut short")
     records = note_records(notes, venue=spec.venue, year=spec.year or None, venue_id=spec.venue_id or None,
                            where=url)
     records.reported_count = count
@@ -236,6 +240,18 @@ def _slug(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _say_what_was_kept(name: str) -> None:
+    """After a failed fetch: the user should know the stored corpus is still there, untouched."""
+    from .corpus_store import read_stored, stored_path
+
+    try:
+        stored = read_stored(stored_path(name))
+    except RecommenderError:
+        return
+    log.warning("Kept the stored corpus '%s' (%d papers, fetched %s); what was fetched so far is kept "
+                "for the next try", name, len(stored.papers), stored.header.get("fetched_at", "?"))
 
 
 def _clear(cache: Path) -> None:

@@ -28,7 +28,7 @@ USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
 
 
 class FetchError(RecommenderError):
-    """A download failed for good; the stored corpus, if any, was kept."""
+    """A download failed for good (the stored corpus, if any, is kept)."""
 
 
 @dataclass
@@ -157,11 +157,12 @@ class Http:
             except httpx.TransportError as error:  # refused, timed out, or the body was cut short
                 reason, wait = f"{type(error).__name__}: {error}", None
             if number == settings.retries:
-                raise FetchError(f"{url}: {reason} after {number + 1} tries; the stored corpus was kept")
+                raise FetchError(f"{url}: {reason} after {number + 1} tries")
             if wait is None:
                 wait = settings.backoff * 2**number * (1 + random.random() / 4)
             if wait > settings.max_wait:
-                raise FetchError(f"{url}: the server asks to wait {wait:.0f} s (Retry-After); try again later")
+                raise FetchError(f"{url}: the server asks to wait {wait:.0f} s (Retry-After); "
+                                 "try again later")
             log.info("%s: %s; trying again in %.1f s", url, reason, wait)
             with self._lock:
                 self.stats.retries += 1

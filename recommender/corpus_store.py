@@ -128,7 +128,8 @@ def stored_from_json(data: Any, path: Path) -> StoredCorpus:
     if file_version > FORMAT_VERSION:
         raise InputError(
             f"written by zotrec {data.get('zotrec_version', '?')} (corpus format {file_version}); this "
-            f"zotrec {zotrec_version()} reads format {FORMAT_VERSION}: upgrade zotrec or fetch the corpus again",
+            f"zotrec {zotrec_version()} reads format {FORMAT_VERSION}: "
+            "upgrade zotrec or fetch the corpus again",
             path=path,
         )
     papers = data.get("papers")
@@ -172,9 +173,12 @@ def save_corpus(name: str, papers: list[dict[str, Any]], provenance: dict[str, A
 
 
 def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
+    """Keep a stored corpus that looks better than the new one, or that a newer zotrec wrote."""
     try:
         old = read_stored(target)
-    except RecommenderError:
+    except RecommenderError as error:
+        if "upgrade zotrec" in str(error):
+            raise CorpusStoreError(f"{error}; it was not replaced (use --force to replace it)") from None
         return  # an unreadable old file is no good corpus to keep
     if new_count < SHRINK_LIMIT * len(old.papers):
         raise CorpusStoreError(
@@ -254,7 +258,8 @@ def list_corpora() -> list[CorpusInfo]:
         counts = stored.header.get("counts", {})
         infos.append(CorpusInfo(
             name=name, path=path, papers=len(stored.papers),
-            with_abstracts=int(counts.get("with_abstracts", 0)), with_authors=int(counts.get("with_authors", 0)),
+            with_abstracts=int(counts.get("with_abstracts", 0)),
+            with_authors=int(counts.get("with_authors", 0)),
             duplicates_dropped=int(counts.get("duplicates_dropped", 0)),
             source=", ".join(s.get("location", "?") for s in stored.header.get("sources", [])),
             date=str(stored.header.get("fetched_at", "?")), skipped=int(counts.get("skipped", 0)),

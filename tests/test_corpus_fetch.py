@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from recommender.corpus import load_corpus
 from recommender.corpus_fetch import FetchError, FetchSettings, fetch_corpus
 from recommender.corpus_records import SourceShapeError
-from recommender.corpus_store import read_stored, stored_path
+from recommender.corpus_store import CorpusStoreError, read_stored, stored_path
+from recommender.errors import InputError
 from tests.fake_openreview import Fault, FakeConference, make_bibtex, make_note
 from zotero_bridge.cli import cli
 
@@ -100,7 +101,7 @@ def test_truncated_bibtex_download_resumes_with_range():
     assert ranges[0] is None and ranges[1].startswith("bytes=") and ranges[1] != "bytes=0-"
 
 
-def test_truncated_listing_keeps_the_last_good_corpus():
+def test_truncated_listing_keeps_the_last_good_corpus(caplog):
     with FakeConference([make_note(n) for n in range(25)], max_limit=10) as server:
         fetch_corpus("icml2025", [server.url], settings(page_size=10))
     good = stored_path("icml2025").read_bytes()
@@ -108,6 +109,20 @@ def test_truncated_listing_keeps_the_last_good_corpus():
         with pytest.raises(FetchError, match="25 notes of the 40"):
             fetch_corpus("icml2025", [server.url], settings(page_size=10))
     assert stored_path("icml2025").read_bytes() == good
+    assert "Kept the stored corpus 'icml2025' (25 papers" in caplog.text
+
+
+def test_a_stored_corpus_from_a_newer_zotrec_is_neither_read_nor_overwritten():
+    with FakeConference([make_note(n) for n in range(5)]) as server:
+        fetch_corpus("icml2025", [server.url], settings())
+        document = json.loads(stored_path("icml2025").read_text())
+        document["format_version"] += 1
+        stored_path("icml2025").write_text(json.dumps(document))
+        with pytest.raises(InputError, match="upgrade zotrec"):
+            load_corpus(["icml2025"])
+        with pytest.raises(CorpusStoreError, match="not replaced .*--force"):
+            fetch_corpus("icml2025", [server.url], settings())
+        assert fetch_corpus("icml2025", [server.url], settings(), force=True).papers == 5
 
 
 def test_bibtex_cut_mid_entry_is_refused():

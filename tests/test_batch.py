@@ -125,6 +125,25 @@ def test_python_scorer_equals_recommender_including_owned_papers():
             assert BatchScorer(recommender, top_n=top)._rank(items) == recommender.recommend(items, top_n=top)
 
 
+def test_python_scorer_equals_recommender_with_a_collaborative_model(shared):
+    import inspect
+
+    if "model" not in inspect.signature(Recommender).parameters:
+        pytest.skip("Recommender takes no collaborative model in this version")
+    collaborative = pytest.importorskip("recommender.collaborative")
+    from scipy import sparse
+
+    titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
+    saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
+    saves.data[:] = 1
+    settings = collaborative.ALSSettings(factors=8, iterations=3, random_state=0)
+    recommender = Recommender(_seed_papers(), model=collaborative.train_collaborative(saves, titles, settings))
+    library = [LibraryItem(key=str(i), title=title) for i, title in enumerate(titles[:30])]
+    scorer = BatchScorer(recommender, top_n=0)
+    assert scorer._rank(library) == recommender.recommend(library, top_n=0)
+    assert scorer._rank(library) != BatchScorer(Recommender(_seed_papers()), top_n=0)._rank(library)
+
+
 def test_rerun_skips_finished_users_and_redoes_a_torn_one(lab, tmp_path):
     recommender = Recommender(_seed_papers())
     users = {path.stem: path for path in sorted(lab.iterdir())}

@@ -137,7 +137,8 @@ def test_python_scorer_equals_recommender_with_a_collaborative_model(shared):
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
     saves.data[:] = 1
     settings = collaborative.ALSSettings(factors=8, iterations=3, random_state=0)
-    recommender = Recommender(_seed_papers(), model=collaborative.train_collaborative(saves, titles, settings))
+    model = collaborative.train_collaborative(saves, titles, settings)
+    recommender = Recommender(_seed_papers(), model=model)
     library = [LibraryItem(key=str(i), title=title) for i, title in enumerate(titles[:30])]
     scorer = BatchScorer(recommender, top_n=0)
     assert scorer._rank(library) == recommender.recommend(library, top_n=0)

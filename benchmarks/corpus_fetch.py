@@ -2,7 +2,7 @@
 
 The stand-in (tests/fake_openreview.py) serves the 3,330 ICML 2025 papers of
 ../shared/data/icml2025/papers.jsonl as OpenReview API v2 notes (ids, titles, authors; a made-up
-abstract per paper, as the list has none) and as a PMLR-style BibTeX file. Each figure is one
+abstract per paper, half of them with LaTeX, as the list has none) and as a PMLR-style BibTeX file. Each figure is one
 whole `zotrec` process (wall time); the request count comes from the server's own log.
 Run from the repository root:
 
@@ -28,12 +28,15 @@ from tests.fake_openreview import FakeConference, make_bibtex, make_note  # noqa
 ICML = REPO.parent / "shared" / "data" / "icml2025" / "papers.jsonl"
 SEEDS = sorted((REPO / "recommender" / "data" / "icml2025_seeds").glob("*.txt"))
 ZOTREC = [str(REPO / ".venv" / "bin" / "zotrec")]
+LATEX_SENTENCE = (r"Our $\varepsilon$-DP estimator needs only $O(\frac{\log B}{\varepsilon^2\alpha^2})$ users "
+                  r"and runs in $\widetilde{O}(n^{1.5})$ time, which is optimal for $k \geq 2$ groups. ")
 
 
 def conference(papers: list[dict]) -> tuple[list[dict], bytes]:
     notes, entries = [], []
     for number, paper in enumerate(papers):
-        abstract = f"In this paper we study {paper['title'].lower()}, with theory and experiments."
+        abstract = (f"In this paper we study {paper['title'].lower()}, with theory and experiments. "
+                    + LATEX_SENTENCE * (number % 2))  # about half of real abstracts carry LaTeX
         note = make_note(number, title=paper["title"], abstract=abstract, authors=paper["authors"])
         note["id"] = note["forum"] = paper["id"]
         notes.append(note)

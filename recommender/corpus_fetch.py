@@ -90,7 +90,7 @@ def fetch_corpus(name: str, sources: Sequence[str] = (), settings: FetchSettings
     except RecommenderError:
         _say_what_was_kept(name)
         raise
-    rows = merge_records(fetched)
+    rows = [_rendered(row) for row in merge_records(fetched)]
     if not rows:
         raise FetchError("the sources gave no papers; nothing was saved")
     counts = corpus_counts(rows, fetched)
@@ -240,6 +240,16 @@ def _slug(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _rendered(row: dict[str, Any]) -> dict[str, Any]:
+    """Store text as it will be shown (LaTeX and TeX accents rendered once, here, not on every load)."""
+    from .text import clean_text
+
+    row["title"] = clean_text(row["title"])
+    row["abstract"] = clean_text(row["abstract"]) or None
+    row["authors"] = [name for name in map(clean_text, row["authors"]) if name]
+    return row
 
 
 def _say_what_was_kept(name: str) -> None:

@@ -123,7 +123,7 @@ def presentation_type(venue_text: Any) -> str | None:
 
 
 def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int | None) -> Records:
-    """PMLR BibTeX → records (PMLR page and PDF links derived from the key when the entry has none)."""
+    """PMLR BibTeX → records (the PMLR page and PDF links when the entry has `url` and `pdf` fields)."""
     from .bibtex import parse_bibtex
     from .corpus import split_bibtex_authors
 
@@ -142,9 +142,10 @@ def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int 
             "title": entry.get("title", ""),
             "abstract": abstract or None,
             "authors": split_bibtex_authors(entry.get("author", "")),
-            "url": entry.get("url") or f"https://proceedings.mlr.press/{volume}/{key}.html",
-            "pdf_url": entry.get("pdf")
-            or f"https://raw.githubusercontent.com/mlresearch/{volume}/main/assets/{key}/{key}.pdf",
+            # PMLR's final paper ids can differ from the submitted keys ("amancisidor25" became
+            # "a-mancisidor25a"), so links are taken only as given, never made up from the key.
+            "url": entry.get("url") or None,
+            "pdf_url": entry.get("pdf") or None,
             "openreview_id": openreview,
             "openreview_url": f"{OPENREVIEW_SITE}/forum?id={openreview}" if openreview else None,
             "pmlr_id": key,

@@ -50,6 +50,7 @@ def test_openreview_and_pmlr_merge_by_id_then_title():
     notes = [make_note(1, abstract=None), make_note(2), make_note(3, title="Only On OpenReview")]
     bib = make_bibtex([
         {"key": "first25a", "title": "Paper 1: Learning Things Number 1", "openreview": "note000001",
+         "url": "https://proceedings.mlr.press/v267/first25a.html",
          "author": "Rodr\\'{\\i}guez, \\'{A}lvaro and Second, B.", "abstract": "The <em>PMLR</em> abstract."},
         {"key": "second25a", "title": "Paper 2: Learning {T}hings Number 2", "author": "Two, A."},
         {"key": "third25a", "title": "Only In The Proceedings", "author": "Three, C."},
@@ -64,6 +65,7 @@ def test_openreview_and_pmlr_merge_by_id_then_title():
     assert first["abstract"] == "The PMLR abstract."  # HTML tags gone; OpenReview had none
     second = next(r for r in rows.values() if r["pmlr_id"] == "second25a")
     assert second["id"] == "note000002"  # no openreview field: merged by normalised title
+    assert second["url"] == "https://openreview.net/forum?id=note000002"  # no url field: no made-up link
     assert rows["Only In The Proceedings"]["id"] == "pmlr-v267-third25a"
     assert rows["Only On OpenReview"]["url"] == "https://openreview.net/forum?id=note000003"
     papers = {p.id: p for p in load_corpus(["icml2025"]).papers}
@@ -205,3 +207,26 @@ def test_cli_unknown_name_without_from_is_one_error_line():
     result = CliRunner().invoke(cli, ["corpus", "fetch", "neurips1999"])
     assert result.exit_code == 1
     assert result.output.startswith("Error: unknown corpus 'neurips1999'")
+
+
+def test_local_files_need_no_server(tmp_path):
+    answer = tmp_path / "notes.json"
+    answer.write_text(json.dumps({"notes": [make_note(1), make_note(2)], "count": 2}), encoding="utf-8")
+    bib = tmp_path / "icml25.bib"
+    bib.write_bytes(make_bibtex([{"key": "x25a", "title": "Paper 2: Learning Things Number 2",
+                                  "author": "Two, A.", "openreview": "https://openreview.net/forum?id=note000002"}]))
+    report = fetch_corpus("mine", [str(answer), str(bib)], settings())
+    assert report.papers == 2 and report.stats.requests == 0
+    row = next(r for r in stored_rows("mine") if r["id"] == "note000002")
+    assert row["pmlr_id"] == "x25a" and row["sources"] == ["openreview", "bibtex"]
+
+
+def test_retry_after_as_an_http_date():
+    from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
+
+    from recommender.corpus_http import retry_after
+
+    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= retry_after(later) <= 30
+    assert retry_after("12") == 12.0 and retry_after("soon") is None and retry_after(None) is None

@@ -23,6 +23,18 @@ def shared() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _restore_root_logger():
+    """The CLI configures the root logger (level, stderr handler); undo that after each test."""
+    import logging
+
+    root = logging.getLogger()
+    level, handlers = root.level, root.handlers[:]
+    yield
+    root.setLevel(level)
+    root.handlers[:] = handlers
+
+
+@pytest.fixture(autouse=True)
 def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     """Keep every test's cache/config/data writes out of the real user folders."""
     base = tmp_path_factory.mktemp("userdirs")

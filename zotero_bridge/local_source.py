@@ -25,8 +25,6 @@ LOCAL_USER_ID = "0"  # the local API's name for "the logged-in user"
 SWITCH_ON_HINT = ("in Zotero open Settings → Advanced and tick 'Allow other applications on this computer "
                   "to communicate with Zotero', or read the database instead: --library zotero:sqlite")
 # Type-specific fields the API shows under their own name; zotero.sqlite maps them to base fields.
-BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"),
-                      "date": ("dateDecided", "dateEnacted", "issueDate")}
 T = TypeVar("T")
 
 
@@ -47,21 +45,12 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
     for row in rows:
         data = row.get("data", row) if isinstance(row, dict) else {}
         kept = [key for key in data.get("collections") or [] if key in paths]
-        data = {**with_base_fields(data), "collections": kept}
+        data = {**data, "collections": kept}
         converted = item_from_zotero_json(data, where=f"zotero:local: {data.get('key', '?')}",
                                           collection_paths=paths, library=label)
         (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
     log.info("Read %d items from the running Zotero (%s, %s)", len(read.items), endpoint, label)
     return read
-
-
-def with_base_fields(data: dict) -> dict:
-    """Fill `title`/`date` from a type-specific field (case: caseName, dateDecided; patent: issueDate …)."""
-    data = dict(data)
-    for base, aliases in BASE_FIELD_ALIASES.items():
-        if not data.get(base):
-            data[base] = next((data[alias] for alias in aliases if data.get(alias)), data.get(base, ""))
-    return data
 
 
 def _client(endpoint: str, library_id: str, library_type: str) -> Any:

@@ -11,6 +11,9 @@ from recommender.text import clean_text
 NON_REGULAR_TYPES = {"note", "attachment", "annotation"}
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 _EXTRA_DOI = re.compile(r"^\s*DOI:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+# Item types keep their title/date under type-specific names (case: caseName, dateDecided; …).
+BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"),
+                      "date": ("dateDecided", "dateEnacted", "issueDate")}
 
 
 def year_of(date: str) -> int | None:
@@ -50,7 +53,8 @@ def item_from_zotero_json(
         return Skipped(where, f"{item_type}")
     if data.get("deleted"):
         return Skipped(where, "in the trash")
-    title = clean_text(str(data.get("title") or data.get("caseName") or data.get("nameOfAct") or ""))
+    data = with_base_fields(data)
+    title = clean_text(str(data.get("title") or ""))
     abstract = clean_text(str(data.get("abstractNote") or ""))
     if not title and not abstract:
         return Skipped(where, "empty (no title, no abstract)")
@@ -78,3 +82,12 @@ def item_from_zotero_json(
         version=int(version) if isinstance(version, int) else None,
         library=library,
     )
+
+
+def with_base_fields(data: Mapping) -> dict:
+    """Fill `title`/`date` from a type-specific field when the base one is empty."""
+    data = dict(data)
+    for base, aliases in BASE_FIELD_ALIASES.items():
+        if not data.get(base):
+            data[base] = next((data[alias] for alias in aliases if data.get(alias)), data.get(base, ""))
+    return data

@@ -26,6 +26,8 @@ class Recommender:
     corpus : the candidate papers, in a fixed order.
     representation : a representation name ("tfidf") or an unfitted Representation.
     aggregation : how item similarities make a paper's score ("max", "mean", "top3", …).
+    model : a trained collaborative.CollaborativeModel; when given, scores are the hybrid
+        (content blended with collaborative), and the reasons stay the content reasons.
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class Recommender:
         *,
         representation: str | Representation = "tfidf",
         aggregation: str = DEFAULT_AGGREGATION,
+        model=None,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -44,6 +47,8 @@ class Recommender:
         self.representation = representation.fit([paper.text for paper in self.corpus])
         self.corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
+        self.model = model
+        self._corpus_factors = model.item_factors([paper.text for paper in self.corpus]) if model else None
 
     def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
         """Aggregated content scores of every corpus paper for these library items."""
@@ -66,15 +71,20 @@ class Recommender:
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         scored = self.profile_scores(profile_items)
+        scores = scored.scores
+        if self.model is not None:
+            from .hybrid import hybrid_scores
+
+            scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
         owned = owned_mask(library, self.corpus)
-        order = np.lexsort((np.arange(len(self.corpus)), -scored.scores))
+        order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         if top_n:
             order = order[:top_n]
         return [
             Recommendation(
                 paper=self.corpus[index],
-                score=float(scored.scores[index]),
+                score=float(scores[index]),
                 reasons=_reasons(scored, index, profile_items),
                 rank=rank,
             )
@@ -116,7 +126,8 @@ def recommend(
     aggregation: str = DEFAULT_AGGREGATION,
     representation: str | Representation = "tfidf",
     profile: Sequence[LibraryItem] | None = None,
+    model=None,
 ) -> list[Recommendation]:
     """Rank `corpus` for the user whose library is `library` (the one entry point)."""
-    recommender = Recommender(corpus, representation=representation, aggregation=aggregation)
+    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model)
     return recommender.recommend(library, top_n=top_n, profile=profile)

@@ -1,0 +1,171 @@
+"""The item-cold protocol: folds, metrics, the no-leakage check, peers' rules, the library hold-out, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from recommender import peers
+from recommender.collaborative import ALSSettings
+from recommender.datasets import InteractionData, load_dataset
+from recommender.evaluation import (
+    evaluate_citeulike,
+    item_cold_folds,
+    prepare_fold,
+    random_floor,
+    ranking_metrics,
+    without_items,
+)
+from recommender.holdout import evaluate_library_holdout
+from recommender.items import LibraryItem, Paper
+from recommender.profile import aggregate
+from zotero_bridge.cli import cli
+
+FAST = ALSSettings(factors=16, iterations=6, n_features=1 << 18, random_state=1)
+
+
+def _slice(n_users: int) -> InteractionData:
+    """The first `n_users` users of citeulike-a and every item they saved (a real slice, renumbered)."""
+    from tests.conftest import SHARED
+
+    folder = SHARED / "data" / "citeulike-a"
+    if not folder.is_dir():
+        pytest.skip("../shared/data/citeulike-a is not present")
+    full = load_dataset(f"citeulike-a:{folder}")
+    users = full.interactions[:n_users]
+    items = np.unique(users.indices)
+    return InteractionData("citeulike-a", users[:, items].tocsr(), [full.texts[i] for i in items], True, "slice")
+
+
+@pytest.fixture(scope="module")
+def citeulike_slice():
+    return _slice(300)
+
+
+def test_folds_partition_the_items():
+    folds = item_cold_folds(16_980)
+    assert [len(f) for f in folds] == [3396] * 5
+    assert np.array_equal(np.sort(np.concatenate(folds)), np.arange(16_980))
+    assert np.array_equal(item_cold_folds(16_980)[2], folds[2])  # fixed seed
+    assert sum(len(f) for f in item_cold_folds(25_975)) == 25_975
+
+
+def test_ranking_metrics_known_answer():
+    scores = np.array([[0.9, 0.8, 0.1, 0.0], [0.0, 0.1, 0.2, 0.3]])
+    relevant = np.array([[True, False, False, True], [True, False, False, False]])
+    metrics = ranking_metrics(scores, relevant)
+    # user 0: hits at ranks 1 and 4; user 1: its one relevant item is ranked last (4th)
+    assert metrics["recall@20"].tolist() == [1.0, 1.0]
+    discounts = 1 / np.log2(np.arange(2, 6))
+    assert metrics["ndcg@50"][0] == pytest.approx((discounts[0] + discounts[3]) / (discounts[0] + discounts[1]))
+    assert metrics["ndcg@50"][1] == pytest.approx(discounts[3])
+    assert random_floor(3396)["recall@50"] == pytest.approx(50 / 3396)
+
+
+def test_ranking_metrics_recall_uncapped():
+    scores = np.tile(np.arange(400, 0, -1, dtype=float), (1, 1))
+    relevant = np.zeros((1, 400), dtype=bool)
+    relevant[0, :60] = True  # 60 relevant, all ranked first: recall@50 is 50/60 (no min(M, ·) cap)
+    assert ranking_metrics(scores, relevant)["recall@50"][0] == pytest.approx(50 / 60)
+
+
+def test_aggregation_matches_profile_module():
+    rng = np.random.default_rng(0)
+    library, corpus = rng.random((7, 5)), rng.random((9, 5))
+    library /= np.linalg.norm(library, axis=1, keepdims=True)
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    for name in ("max", "mean", "top3", "top10"):
+        expected = aggregate(library, corpus, name).scores
+        np.testing.assert_allclose(peers.aggregate_similarities(library @ corpus.T, name), expected, rtol=1e-5)
+
+
+def test_no_leakage_popularity_is_at_the_random_floor(citeulike_slice):
+    data = citeulike_slice
+    test_items = item_cold_folds(data.n_items)[0]
+    context = prepare_fold(data, test_items, FAST)
+    popularity = peers.popularity_scores(context)
+    assert not popularity.any()  # no held-out item kept a single save in training
+    floor = random_floor(len(test_items))["recall@100"]
+    recall = ranking_metrics(popularity, context.relevant)["recall@100"].mean()
+    assert abs(recall - floor) < 0.35 * floor
+    # the check can fail: popularity computed with the held-out saves left in beats the floor by far
+    leaky = np.asarray(data.interactions[:, test_items].sum(axis=0), dtype=np.float32)
+    leaky_recall = ranking_metrics(np.broadcast_to(leaky, popularity.shape), context.relevant)["recall@100"]
+    assert leaky_recall.mean() > 2 * floor
+    assert without_items(data.interactions, test_items)[:, test_items].nnz == 0
+
+
+def test_peers_beat_random_on_a_real_slice(citeulike_slice):
+    report = evaluate_citeulike(citeulike_slice, folds=1, settings=FAST, svm_users=10)
+    methods = report["methods"]
+    floor = report["random_floor"]["recall@50"]
+    for name in ("content max", "content top3", "logreg, sampled negatives", "content→ALS, ALS user",
+                 "hybrid, text user"):
+        assert methods[name]["recall@50"][0] > 3 * floor, name
+    assert "linear SVM" in report["svm_sample"]["methods"]
+    assert 0.0 <= report["per_fold"][0]["blend_weights"]["text user"] <= 1.0
+
+
+def _items():
+    topics = ["graph neural networks", "protein structure prediction", "graph community detection",
+              "message passing graph networks", "spectral graph clustering"]
+    return [LibraryItem(key=f"K{i}", title=f"{topic} study", date_added=f"2024-0{i + 1}-01 10:00:00")
+            for i, topic in enumerate(topics)]
+
+
+def test_library_holdout_ranks_the_newest_items():
+    corpus = [Paper(id=f"c{i}", title=f"{word} analysis") for i, word in enumerate(
+        ["soil erosion", "medieval poetry", "tax policy", "ocean currents", "bird migration", "graph theory"])]
+    result = evaluate_library_holdout(_items(), corpus, holdout=1, aggregation="top3")
+    assert result.candidates == 7
+    assert [h.key for h in result.hidden] == ["K4"]  # the newest
+    assert result.hidden[0].rank <= 2  # a graph paper among graph papers, not among poetry
+    assert result.recall["recall@20"] == 1.0
+
+
+def test_cli_train_then_reading_list_and_evaluate(tmp_path):
+    small = _slice(60)
+    folder = tmp_path / "cul"
+    folder.mkdir()
+    matrix = small.interactions
+    (folder / "users.dat").write_text("".join(
+        f"{len(row.indices)} {' '.join(map(str, row.indices))}\n" for row in matrix), encoding="utf-8")
+    (folder / "titles.txt").write_text("\n".join(small.texts) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    model = tmp_path / "model.npz"
+    result = runner.invoke(cli, ["train", "--data", f"citeulike-a:{folder}", "-o", str(model), "--factors", "8"])
+    assert result.exit_code == 0, result.output
+    library = tmp_path / "library.json"
+    library.write_text(json.dumps([{"id": "a", "type": "article-journal", "title": "Community structure in networks"}]))
+    result = runner.invoke(cli, ["reading-list", "--library", str(library), "--model", str(model), "-n", "3",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["reading-list", "--library", str(library), "--model", str(tmp_path / "none.npz")])
+    assert result.exit_code == 1 and "Error:" in result.output
+    result = runner.invoke(cli, ["evaluate", "citeulike", "--data", f"citeulike-a:{folder}", "--folds", "1",
+                                 "--svm-users", "0", "--factors", "8", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["folds"] == 1 and "hybrid, text user" in report["methods"]
+    bad = runner.invoke(cli, ["train", "--data", "movielens:/x", "-o", str(model)])
+    assert bad.exit_code == 1 and "NAME:FOLDER" in bad.output
+
+
+def test_cli_evaluate_library(tmp_path):
+    library = tmp_path / "library.json"
+    library.write_text(json.dumps([
+        {"id": item.key, "type": "article-journal", "title": item.title} for item in _items()]))
+    result = CliRunner().invoke(cli, ["evaluate", "library", "--library", str(library), "--holdout-newest", "1"])
+    assert result.exit_code == 1 and "date added" in result.output  # CSL-JSON has no date added
+
+
+@pytest.mark.slow
+def test_full_fold_zero_on_citeulike_a(shared):
+    data = load_dataset(f"citeulike-a:{shared / 'data' / 'citeulike-a'}")
+    report = evaluate_citeulike(data, folds=1, svm_users=50)
+    methods = report["methods"]
+    assert methods["hybrid, text user"]["recall@50"][0] > methods["content top3"]["recall@50"][0]
+    assert methods["popularity (leak check)"]["recall@50"][0] < 2 * report["random_floor"]["recall@50"]

@@ -209,8 +209,11 @@ def _score_chunk(job: _Job, chunk: Sequence[tuple[str, Any]]) -> list[UserResult
 _WORKER_JOB: _Job | None = None
 
 
-def _init_worker(job: _Job) -> None:
+def _init_worker(job: _Job, rebuild: Callable[[], Recommender] | None) -> None:
+    """Take the parent's scorer, or build a fresh one when the parent's cannot cross a fork."""
     global _WORKER_JOB
+    if rebuild is not None:
+        job = _Job(BatchScorer(rebuild(), top_n=job.scorer.top_n), job.load, job.fmt)
     _WORKER_JOB = job
 
 
@@ -224,8 +227,8 @@ def _chunks(pairs: Sequence[tuple[str, Any]], size: int) -> Iterator[Sequence[tu
         yield pairs[start : start + size]
 
 
-def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int,
-             jobs: int) -> Iterator[UserResult]:
+def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs: int,
+             rebuild: Callable[[], Recommender] | None = None) -> Iterator[UserResult]:
     """Per-user results in input order, from this process or a pool of `jobs` worker processes."""
     if jobs <= 1 or len(pairs) <= chunk_users:
         for chunk in _chunks(pairs, chunk_users):
@@ -234,7 +237,8 @@ def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int,
     import multiprocessing
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(job,)) as pool:
+    context = multiprocessing.get_context(method)
+    with context.Pool(jobs, initializer=_init_worker, initargs=(job, rebuild)) as pool:
         for results in pool.imap(_worker_chunk, _chunks(pairs, chunk_users)):
             yield from results
 
@@ -251,6 +255,7 @@ def score_libraries(
     overwrite: bool = False,
     chunk_users: int = DEFAULT_CHUNK_USERS,
     jobs: int = 1,
+    rebuild: Callable[[], Recommender] | None = None,
     progress: Progress | None = None,
 ) -> BatchSummary:
     """Score every user's library and write one row per (user, paper) to `output`.
@@ -258,14 +263,14 @@ def score_libraries(
     `libraries` maps user id → a source that `load` turns into library items (without `load`,
     the values are the items). Users already complete in an existing `output` file are skipped
     (unless `overwrite`); a library that cannot be read or scored is reported in the summary.
-    `progress(done, total)` is called after each user.
+    `progress(done, total)` is called after each user. With `jobs` > 1 the users are split
+    between worker processes; those share the Recommender when it is plain arrays (tf-idf), else
+    each builds its own with `rebuild()` (e.g. dense features, whose model session and cache
+    connection must not cross a fork; their corpus embeddings come from the cache).
     """
     started = time.perf_counter()
     scorer = recommender if isinstance(recommender, BatchScorer) else BatchScorer(recommender, top_n=top_n)
-    if jobs > 1 and not _shareable(scorer.recommender):
-        log.warning("%s features cannot be shared with worker processes: scoring in one process",
-                    getattr(scorer.recommender.representation, "name", "these"))
-        jobs = 1
+    jobs, rebuild = _plan_workers(scorer, jobs, rebuild)
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])
     summary = BatchSummary(users=len(pairs), papers=len(scorer.corpus))
@@ -279,8 +284,9 @@ def score_libraries(
     summary.resumed, summary.rows = len(pairs) - len(todo), writer.resumed.rows
     if progress:
         progress(summary.resumed, summary.users)
+    results = _results(_Job(scorer, load, fmt), todo, chunk_users, jobs, rebuild)
     try:
-        for count, result in enumerate(_results(_Job(scorer, load, fmt), todo, chunk_users, jobs), start=1):
+        for count, result in enumerate(results, start=1):
             _record(result, writer, summary, group)
             if progress:
                 progress(summary.resumed + count, summary.users)
@@ -302,6 +308,17 @@ def _record(result: UserResult, writer: ScoreWriter, summary: BatchSummary,
     summary.rows += len(result.ranks)
     if group is not None:
         group.add(result.indices, result.ranks)
+
+
+def _plan_workers(scorer: BatchScorer, jobs: int, rebuild: Callable[[], Recommender] | None):
+    """Workers share a plain-array Recommender, rebuild any other, or are not used at all."""
+    if _shareable(scorer.recommender):
+        return jobs, None
+    if jobs > 1 and rebuild is None:
+        log.warning("%s features cannot be shared with worker processes: scoring in one process",
+                    getattr(scorer.recommender.representation, "name", "these"))
+        return 1, None
+    return jobs, rebuild
 
 
 def _shareable(recommender: Recommender) -> bool:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from recommender import LibraryItem, Paper, Recommender
 from recommender.batch import BatchScorer, CorpusKeys, GroupSummary, score_libraries
+from recommender.features import TfidfRepresentation
 from recommender.ranking import owned_mask
 from zotero_bridge.cli import cli
 
@@ -252,6 +253,32 @@ def test_worker_processes_write_the_same_file(lab, tmp_path):
     score_libraries(recommender, users, load=_load, output=one, fmt="jsonl", top_n=0, chunk_users=1)
     score_libraries(recommender, users, load=_load, output=two, fmt="jsonl", top_n=0, chunk_users=1, jobs=2)
     assert one.read_text() == two.read_text()
+
+
+class _PrivateTfidf(TfidfRepresentation):
+    """Stands for a representation that must not cross a fork (dense: a model session, a cache)."""
+
+    name = "private"
+
+
+def test_workers_rebuild_a_recommender_that_cannot_cross_a_fork(lab, tmp_path):
+    import os
+
+    built = tmp_path / "built"
+
+    def rebuild():
+        with built.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return Recommender(_seed_papers(), representation=_PrivateTfidf())
+
+    users = {path.stem: path for path in sorted(lab.iterdir())}
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    private = Recommender(_seed_papers(), representation=_PrivateTfidf())
+    score_libraries(private, users, load=_load, output=one, top_n=0, chunk_users=1)
+    score_libraries(private, users, load=_load, output=two, top_n=0, chunk_users=1, jobs=2, rebuild=rebuild)
+    assert one.read_text() == two.read_text()
+    pids = built.read_text().split()
+    assert len(pids) == 2 and str(os.getpid()) not in pids
 
 
 def test_group_summary_of_nobody_is_empty():

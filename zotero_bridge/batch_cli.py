@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -102,6 +103,7 @@ def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
             summary = score_libraries(recommender, users, load=load_user_library, output=target,
                                       fmt=request.fmt, top_n=request.top_n, overwrite=request.overwrite,
                                       group_summary=request.group_summary, jobs=request.jobs,
+                                      rebuild=functools.partial(_recommender, papers, request),
                                       progress=progress)
     if summary.group is not None:
         _write_group(summary, request.fmt)

@@ -108,7 +108,6 @@ class BatchScorer:
             for rank, index in enumerate(order, start=1)
         ]
 
-
     def _blend(self, content: np.ndarray, profile: Sequence[LibraryItem]) -> np.ndarray:
         """Content scores, or the hybrid of content and collaborative when the Recommender has a model."""
         model = getattr(self.recommender, "model", None)

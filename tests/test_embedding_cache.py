@@ -42,6 +42,15 @@ def test_models_do_not_share_vectors_and_wrong_sizes_count_as_missing(tmp_path):
     assert cache.count("model-a") == 1 and cache.count() == 1
 
 
+def test_a_row_key_collision_is_not_taken_for_a_hit(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.sqlite3")
+    mine, other = text_hash("mine"), text_hash("other")
+    impostor = mine[:8] + other[8:]  # same 64-bit row key, different text
+    cache.store("m", {impostor: vector(1)})
+    assert cache.lookup("m", [mine], DIM) == {}
+    assert set(cache.lookup("m", [impostor], DIM)) == {impostor}
+
+
 def test_text_hash_changes_with_any_edit():
     assert text_hash("Graph neural networks") != text_hash("Graph neural networks.")
     assert len(text_hash("x")) == 16
@@ -103,9 +112,11 @@ cache = EmbeddingCache(sys.argv[1])
 cache.store("m", {text_hash("committed"): np.ones(8, dtype=np.float32)})
 connection = cache._connect()
 connection.execute("BEGIN IMMEDIATE")
-connection.executemany("INSERT INTO vectors VALUES (?, ?, ?)",
-                       [("m", text_hash(f"lost {i}"), np.zeros(8, dtype=np.float32).tobytes())
-                        for i in range(5000)])
+table = cache._table(connection, "m", create=True)
+rows = [(i, text_hash(f"lost {i}")[8:], np.zeros(8, dtype=np.float32).tobytes()) for i in range(5000)]
+rows.append((int.from_bytes(text_hash("lost 1")[:8], "little", signed=True), text_hash("lost 1")[8:],
+             np.zeros(8, dtype=np.float32).tobytes()))
+connection.executemany(f'INSERT INTO "{table}" VALUES (?, ?, ?)', rows)
 print("writing", flush=True)
 time.sleep(60)
 """

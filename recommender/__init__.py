@@ -1,11 +1,10 @@
 """zotrec's recommender: corpus, features, scoring and evaluation. Knows nothing of Zotero."""
 
-from .corpus import CorpusLoad, load_corpus
 from .errors import EmptyLibraryError, InputError, RecommenderError
 from .items import Creator, LibraryItem, Paper, Reason, Recommendation, Skipped
 
 # numpy-backed names load on first use, so `zotrec --help` (which imports our errors) stays fast.
-_LAZY = {"Recommender": ".ranking", "recommend": ".ranking"}
+_LAZY = {"Recommender": ".ranking", "recommend": ".ranking", "CorpusLoad": ".corpus", "load_corpus": ".corpus"}
 
 
 def __getattr__(name: str):

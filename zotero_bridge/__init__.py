@@ -1,6 +1,17 @@
 """zotrec's Zotero side: read libraries (files, zotero.sqlite, local and Web API), write back."""
 
 from .errors import BridgeError, SourceError
-from .sources import LibraryRead, SourceOptions, read_library
+
+# The readers load on first use, so `zotrec --help` does not import every parser.
+_LAZY = {"LibraryRead": ".sources", "SourceOptions": ".sources", "read_library": ".sources"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["BridgeError", "LibraryRead", "SourceError", "SourceOptions", "read_library"]

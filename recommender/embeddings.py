@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 
 from .embedding_cache import EmbeddingCache, text_hash
 from .errors import RecommenderError
@@ -221,7 +220,7 @@ class HybridRows:
 
     def __matmul__(self, other: HybridRows) -> np.ndarray:
         lexical = self.sparse_rows @ other.sparse_rows
-        lexical = lexical.toarray() if sparse.issparse(lexical) else np.asarray(lexical)
+        lexical = lexical.toarray() if hasattr(lexical, "toarray") else np.asarray(lexical)
         semantic = self.dense_rows @ other.dense_rows
         return (self.dense_weight * semantic + (1.0 - self.dense_weight) * lexical).astype(np.float32)
 

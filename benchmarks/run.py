@@ -1,0 +1,185 @@
+"""zotrec's benchmark suite: whole-process timings, printed as a table and written to docs/benchmarks.md.
+
+    python benchmarks/run.py            # the full suite (about 30 min on 2 cores, most of it cold embedding)
+    python benchmarks/run.py --quick    # a reduced pass (about 5 min): fewer sizes and runs
+
+Needs ../shared/data (CiteULike-a titles for the synthetic libraries, the ICML 2025 list, the seed
+abstracts) and the `embeddings` extra for the dense rows (they are skipped with a note without it).
+Every figure is a separate `zotrec` process (Python start-up and imports included); "warm" means
+the embedding cache already holds the texts, "cold" that it starts empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from measure import ROOT, Measure, emptier, environment, load_text, measure, zotrec_command  # noqa: E402
+from report import write_report  # noqa: E402
+from synthetic import SHARED, read_titles, write_library  # noqa: E402
+
+ICML = SHARED / "data" / "icml2025" / "papers.jsonl"
+SEEDS = sorted((SHARED / "seeds").glob("*.txt"))
+CITEULIKE = SHARED / "data" / "citeulike-a"
+CORPORA = {"ICML 2025 titles (3,330)": [str(ICML)], "seed abstracts (38)": [str(p) for p in SEEDS]}
+
+
+def plan(quick: bool) -> dict:
+    """Sizes and run counts. A cold dense run embeds every text (minutes at 10k+), so those run once,
+    and in --quick mode only at 1k; the seed-corpus 50k cold run would repeat the ICML one's work."""
+    if quick:
+        return {"sizes": [1000, 10000], "curve": [1000, 10000], "warm": 3, "help": 5, "als": 1,
+                "cold": lambda size, features, corpus: 3 if features == "tfidf" else int(size <= 1000),
+                "baseline_sizes": [1000]}
+    return {"sizes": [1000, 10000, 50000], "curve": [1000, 2000, 5000, 10000, 20000, 50000], "warm": 5,
+            "help": 7, "als": 3, "baseline_sizes": [1000, 10000],
+            "cold": lambda size, features, corpus: 3 if features == "tfidf" else int(
+                size < 50000 or corpus.startswith("ICML"))}
+
+
+def reading_list(library: Path, corpus: list[str], features: str) -> list[str]:
+    args = ["-q", "reading-list", "--library", str(library), "--features", features, "-n", "20", "-o", "-"]
+    return zotrec_command() + args + [arg for path in corpus for arg in ("--corpus", path)]
+
+
+def reading_list_rows(settings: dict, libraries: dict[int, Path], work: Path, warm_cache: Path,
+                      dense: bool) -> list[Measure]:
+    """Cold runs (empty cache each time) and warm runs (the shared cache, filled by an untimed run)."""
+    rows = []
+    for corpus_name, corpus in CORPORA.items():
+        for features in ("tfidf", "dense") if dense else ("tfidf",):
+            for size in settings["sizes"]:
+                argv = reading_list(libraries[size], corpus, features)
+                label = f"reading-list {features}, {size:,} items vs {corpus_name}"
+                cold_runs = settings["cold"](size, features, corpus_name)
+                cold = measure(f"{label}, cold", argv, cold_runs, env=environment(work / "cold-cache"),
+                               before_each=emptier(work / "cold-cache"))
+                if not cold_runs:
+                    cold.note = "not run in this mode (a cold dense run embeds every text: see the full run)"
+                if features != "tfidf":
+                    measure("(fill the cache)", argv, 1, env=environment(warm_cache))
+                rows += [cold, measure(f"{label}, warm", argv, settings["warm"], env=environment(warm_cache))]
+    return rows
+
+
+def scaling_rows(settings: dict, work: Path, warm_cache: Path, features: str) -> list[Measure]:
+    """Warm reading-list time and memory against library size (ICML titles corpus)."""
+    rows = []
+    for size in settings["curve"]:
+        library = write_library(work / f"curve-{size}.jsonl", size)
+        argv, env = reading_list(library, CORPORA["ICML 2025 titles (3,330)"], features), environment(warm_cache)
+        if features != "tfidf":
+            measure("(fill the cache)", argv, 1, env=env)
+        rows.append(measure(f"scaling: {features}, {size:,} items, warm", argv, settings["warm"], env=env))
+    return rows
+
+
+def throughput_rows() -> list[Measure]:
+    """MiniLM texts per second in-process (model loaded first): titles, and seed abstracts."""
+    from recommender.corpus import load_corpus
+    from recommender.embeddings import MiniLMEncoder
+
+    encoder = MiniLMEncoder()
+    encoder.encode(["warm up"])
+    rows = []
+    for name, texts in (("titles", read_titles()[:2000]), ("abstracts", [p.text for p in load_corpus(SEEDS).papers])):
+        started = time.perf_counter()
+        encoder.encode(texts)
+        seconds = time.perf_counter() - started
+        rows.append(Measure(f"embedding throughput, {name}", [seconds],
+                            note=f"{len(texts) / seconds:,.0f} texts/s ({len(texts):,} texts)"))
+    return rows
+
+
+def als_rows(settings: dict, work: Path) -> list[Measure]:
+    """`zotrec train` on citeulike-a (ALS plus its text map), when that command exists."""
+    from zotero_bridge.cli import cli
+
+    if "train" not in cli.commands:
+        return [Measure("ALS training on citeulike-a", note="skipped: no `zotrec train` command yet")]
+    argv = zotrec_command() + ["train", "--data", f"citeulike-a:{CITEULIKE}", "-o", str(work / "model.npz")]
+    row = measure("zotrec train --data citeulike-a (ALS + text map)", argv, settings["als"],
+                  env=environment(work / "cache-als"))
+    return [row]
+
+
+def baseline_rows(settings: dict, libraries: dict[int, Path], warm_cache: Path) -> list[Measure]:
+    """zotero-arxiv-daily's rule (re-embed everything each run) next to our warm dense re-run."""
+    rows = []
+    for size in settings["baseline_sizes"]:
+        corpus = CORPORA["ICML 2025 titles (3,330)"]
+        env = environment(warm_cache)
+        ours = measure(f"re-run, zotrec dense (cached), {size:,} items", reading_list(libraries[size], corpus,
+                                                                                          "dense"), settings["warm"], env=env)
+        argv = [sys.executable, str(ROOT / "benchmarks" / "rerun_baseline.py"), str(libraries[size]), *corpus]
+        theirs = measure(f"re-run, zotero-arxiv-daily rule (re-embeds all), {size:,} items", argv, 1, env=env)
+        theirs.note = f"{theirs.median_s / ours.median_s:.1f}× our re-run time"
+        rows += [ours, theirs]
+    return rows
+
+
+def default_features(dense: bool) -> str:
+    from recommender.embeddings import DEFAULT_FEATURES
+
+    return DEFAULT_FEATURES if dense else "tfidf"
+
+
+def profile_text(library: Path, work: Path, warm_cache: Path, features: str, lines: int = 28) -> str:
+    """cProfile's top functions (cumulative) of one warm 10k reading list, imports included."""
+    argv = reading_list(library, CORPORA["ICML 2025 titles (3,330)"], features)
+    argv = [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "zotero_bridge"] + argv[
+        len(zotrec_command()):]
+    argv[argv.index("-o") + 1] = str(work / "profiled-output.txt")
+    env = environment(warm_cache)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout.splitlines()
+    start = next((i for i, line in enumerate(output) if "Ordered by" in line), 0)
+    return "\n".join(output[start: start + lines])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="zotrec benchmarks: whole-process timings.")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and runs (about 5 min)")
+    parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown report path")
+    parser.add_argument("--warm-cache", metavar="DIR", help="embedding cache for warm runs, kept between "
+                        "benchmark runs (default: <user cache>/zotrec/benchmark-cache)")
+    args = parser.parse_args()
+    if not ICML.exists():
+        sys.exit(f"benchmarks need ../shared/data (not found: {ICML})")
+    from recommender.embeddings import dense_available
+
+    from recommender.embedding_cache import cache_dir
+
+    settings, dense = plan(args.quick), dense_available()
+    warm_cache = Path(args.warm_cache) if args.warm_cache else cache_dir() / "benchmark-cache"
+    context = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": load_text(),
+               "python": platform.python_version(), "quick": args.quick, "dense": dense}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="zotrec-bench-") as folder:
+        work = Path(folder)
+        titles = read_titles()
+        libraries = {size: write_library(work / f"library-{size}.jsonl", size, titles) for size in settings["sizes"]}
+        sections = {"help": [measure("zotrec --help", zotrec_command() + ["--help"], settings["help"])]}
+        sections["reading"] = reading_list_rows(settings, libraries, work, warm_cache, dense)
+        sections["scaling"] = scaling_rows(settings, work, warm_cache, "tfidf") + (
+            scaling_rows(settings, work, warm_cache, "dense") if dense else [])
+        sections["throughput"] = throughput_rows() if dense else []
+        sections["als"] = als_rows(settings, work)
+        sections["baseline"] = baseline_rows(settings, libraries, warm_cache) if dense else []
+        sections["profile_text"] = profile_text(libraries[10000], work, warm_cache, default_features(dense))
+    context.update(load_after=load_text(), minutes=(time.perf_counter() - started) / 60)
+    table = write_report(Path(args.output), sections, context)
+    print(table)
+    print(f"\nwrote {args.output} ({context['minutes']:.1f} min; {context['load_after']})")
+
+
+if __name__ == "__main__":
+    main()

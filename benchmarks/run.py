@@ -195,25 +195,34 @@ def main() -> None:
     context = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": load_text(),
                "python": platform.python_version(), "mode": mode, "dense": dense}
     started = time.perf_counter()
+    context["default"] = default = default_features(dense)
     with tempfile.TemporaryDirectory(prefix="zotrec-bench-") as folder:
         work = Path(folder)
         titles = read_titles()
         libraries = {size: write_library(work / f"library-{size}.jsonl", size, titles) for size in settings["sizes"]}
-        sections = {"help": [measure("zotrec --help", zotrec_command() + ["--help"], settings["help"])]}
-        sections["reading"] = reading_list_rows(settings, libraries, work, warm_cache, dense)
-        sections["scaling"] = scaling_rows(settings, work, warm_cache, default_features(dense))
-        sections["throughput"] = throughput_rows() if dense and settings["throughput"] else []
-        sections["als"] = als_rows(settings, work) if settings["als"] else []
-        sections["baseline"] = baseline_rows(settings, libraries, warm_cache) if dense else []
-        sections["profile_text"] = profile_text(libraries[10000], work, warm_cache, default_features(dense))
-    import resource
-
-    context.update(load_after=load_text(), minutes=(time.perf_counter() - started) / 60,
-                   driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    table = write_report(Path(args.output), sections, context)
+        steps = {
+            "help": lambda: [measure("zotrec --help", zotrec_command() + ["--help"], settings["help"])],
+            "reading": lambda: reading_list_rows(settings, libraries, work, warm_cache, dense),
+            "scaling": lambda: scaling_rows(settings, work, warm_cache, default),
+            "throughput": lambda: throughput_rows() if dense and settings["throughput"] else [],
+            "als": lambda: als_rows(settings, work) if settings["als"] else [],
+            "baseline": lambda: baseline_rows(settings, libraries, warm_cache) if dense else [],
+            "profile_text": lambda: profile_text(libraries[10000], work, warm_cache, default),
+        }
+        sections: dict = {}
+        for key, step in steps.items():  # the report is rewritten after each step: a cut run keeps its rows
+            sections[key] = step()
+            table = _write(Path(args.output), sections, context, started, done=key == "profile_text")
     print(table)
     print(f"\nwrote {args.output} ({context['minutes']:.1f} min; {context['load_after']})")
 
+
+def _write(path: Path, sections: dict, context: dict, started: float, done: bool) -> str:
+    import resource
+
+    context.update(load_after=load_text(), minutes=(time.perf_counter() - started) / 60, complete=done,
+                   driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return write_report(path, dict(sections), context)
 
 if __name__ == "__main__":
     main()

@@ -126,24 +126,43 @@ def test_python_scorer_equals_recommender_including_owned_papers():
             assert BatchScorer(recommender, top_n=top)._rank(items) == recommender.recommend(items, top_n=top)
 
 
-def test_python_scorer_equals_recommender_with_a_collaborative_model(shared):
-    import inspect
-
-    if "model" not in inspect.signature(Recommender).parameters:
-        pytest.skip("Recommender takes no collaborative model in this version")
-    collaborative = pytest.importorskip("recommender.collaborative")
+@pytest.fixture
+def tiny_model(shared, tmp_path):
+    """A small collaborative model: ALS on random saves of 300 CiteULike titles, saved as .npz."""
     from scipy import sparse
+
+    from recommender.collaborative import ALSSettings, train_collaborative
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
     saves.data[:] = 1
-    settings = collaborative.ALSSettings(factors=8, iterations=3, random_state=0)
-    model = collaborative.train_collaborative(saves, titles, settings)
+    model = train_collaborative(saves, titles, ALSSettings(factors=8, iterations=3, random_state=0))
+    model.save(tmp_path / "model.npz")
+    return model, tmp_path / "model.npz", titles
+
+
+def test_python_scorer_equals_recommender_with_a_collaborative_model(tiny_model):
+    model, _, titles = tiny_model
     recommender = Recommender(_seed_papers(), model=model)
     library = [LibraryItem(key=str(i), title=title) for i, title in enumerate(titles[:30])]
     scorer = BatchScorer(recommender, top_n=0)
     assert scorer._rank(library) == recommender.recommend(library, top_n=0)
     assert scorer._rank(library) != BatchScorer(Recommender(_seed_papers()), top_n=0)._rank(library)
+
+
+def test_model_option_gives_reading_lists_hybrid_ranking(lab, tiny_model):
+    _, path, _ = tiny_model
+    result = score("--libraries", lab, "--model", path, "-n", 8, "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    users = by_user(jsonl_rows(result.stdout))
+    for user in ("alice", "bob"):
+        [library] = lab.glob(f"{user}.*")
+        listed = reading_list("--library", library, "--model", path, "-n", 8, "--format", "json")
+        expected = json.loads(listed.stdout)
+        assert [(r["id"], r["score"], r["reasons"]) for r in users[user]] == \
+               [(e["id"], e["score"], e["reasons"]) for e in expected]
+    plain = by_user(jsonl_rows(score("--libraries", lab, "-n", 8, "--format", "jsonl").stdout))
+    assert [r["score"] for r in plain["alice"]] != [r["score"] for r in users["alice"]]
 
 
 def test_rerun_skips_finished_users_and_redoes_a_torn_one(lab, tmp_path):

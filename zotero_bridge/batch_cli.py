@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from recommender.batch import BatchSummary, score_libraries
 from recommender.batch_output import render_table
@@ -78,7 +79,7 @@ class BatchRequest:
     """What `zotrec score` was asked to do (options as given, after checking)."""
 
     library_paths: Sequence[str]
-    model_path: str | None = None
+    model: Any = None  # a recommender.collaborative.CollaborativeModel, as reading-list's --model loads it
     aggregation: str = "top3"
     features: str = "tfidf"
     top_n: int = 20
@@ -140,18 +141,10 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
 
 def _recommender(papers: Sequence[Paper], request: BatchRequest):
     """The one Recommender every user is scored with, built as `reading-list` builds it."""
-    import inspect
-
     from recommender.ranking import Recommender
 
-    settings = {"aggregation": request.aggregation, "representation": request.features}
-    if not request.model_path:
-        return Recommender(papers, **settings)
-    if "model" not in inspect.signature(Recommender).parameters:
-        raise SourceError("--model: this version of zotrec cannot use a collaborative model yet")
-    from recommender.collaborative import CollaborativeModel
-
-    return Recommender(papers, model=CollaborativeModel.load(request.model_path), **settings)
+    return Recommender(papers, aggregation=request.aggregation, representation=request.features,
+                       model=request.model)
 
 
 def group_path(summary: BatchSummary, fmt: str) -> Path | None:

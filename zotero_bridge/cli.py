@@ -280,8 +280,9 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     from zotero_bridge.batch_cli import BatchRequest, run_batch, summary_text
 
     parse_aggregation(aggregation)
-    request = BatchRequest([*library_paths, *more_libraries], model_path=model_path, aggregation=aggregation,
-                           features=choose_features(features), top_n=top_n, output=output, fmt=fmt,
+    request = BatchRequest([*library_paths, *more_libraries], model=_load_model(model_path),
+                           aggregation=aggregation, features=choose_features(features), top_n=top_n,
+                           output=output, fmt=fmt,
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)
     summary = run_batch(_load_corpus(corpus_paths), request)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .features import cosine
 
-DEFAULT_AGGREGATION = "top3"
+DEFAULT_AGGREGATION = "top5"
 AGGREGATIONS = ("max", "mean", "top3", "top5", "top10")
 REASONS_KEPT = 3
 _CHUNK_ROWS = 1024

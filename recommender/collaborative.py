@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -220,7 +221,7 @@ class CollaborativeModel:
                     blend_weight=float(data["blend_weight"]),
                     provenance=json.loads(str(data["provenance"])),
                 )
-        except (OSError, ValueError, KeyError) as error:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=path) from None
 
 

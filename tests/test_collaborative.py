@@ -97,6 +97,10 @@ def test_load_rejects_other_files(tmp_path):
     broken.write_bytes(b"not a zip")
     with pytest.raises(InputError, match="broken.npz: cannot read the model"):
         CollaborativeModel.load(broken)
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    with pytest.raises(InputError, match="truncated.npz: cannot read the model"):
+        CollaborativeModel.load(truncated)
 
 
 def test_standardise_and_blend():

@@ -162,6 +162,22 @@ def test_cli_evaluate_library(tmp_path):
     assert result.exit_code == 1 and "date added" in result.output  # CSL-JSON has no date added
 
 
+def test_cli_evaluate_library_with_dates(tmp_path):
+    library = tmp_path / "library.jsonl"
+    library.write_text("".join(json.dumps({"key": item.key, "title": item.title, "date_added": item.date_added}) + "\n"
+                               for item in _items()))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"c{i}", "title": f"{word} analysis"}) + "\n"
+                              for i, word in enumerate(["soil erosion", "medieval poetry", "tax policy"])))
+    result = CliRunner().invoke(cli, ["evaluate", "library", "--library", str(library), "--corpus", str(corpus),
+                                      "--holdout-newest", "2", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["candidates"] == 5
+    assert sorted(h["key"] for h in report["hidden"]) == ["K3", "K4"]
+    assert all(h["rank"] <= 3 for h in report["hidden"])  # graph papers rank above soil erosion and poetry
+
+
 @pytest.mark.slow
 def test_full_fold_zero_on_citeulike_a(shared):
     data = load_dataset(f"citeulike-a:{shared / 'data' / 'citeulike-a'}")

@@ -2,14 +2,14 @@
 
 Each library is one CiteULike-a user's titles, topped up from the next users' until it holds 200
 distinct titles, written as a flat .jsonl file. Each figure is one whole `zotrec score` process:
-wall time, and the peak resident memory of the process tree (the main process plus any workers),
-sampled every 50 ms from /proc. Run from the repository root:
+wall time, CPU time (user + system, workers included), and the peak resident memory of the process
+tree (main process plus workers; shared pages counted once per process), sampled every 50 ms.
+Run from the repository root:
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/batch_score.py --users 100 300 1000 --jobs 1 2
 
 With `--features dense`, pass `--cache-dir DIR` holding the embedding cache: the first run over
-the same libraries fills it (timed as "cold"), later runs read the corpus and library embeddings
-from it.
+the same libraries fills it, later runs read the corpus and library embeddings from it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -66,8 +67,9 @@ def tree_rss_kib(pid: int) -> int:
     return total
 
 
-def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds, peak tree RSS in MiB, stderr) of one command."""
+def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds of the process tree, peak tree RSS in MiB, stderr) of one command."""
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     peak = 0
@@ -78,7 +80,9 @@ def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, str]
     stderr = process.stderr.read() if process.stderr else ""
     if process.returncode != 0:
         sys.exit(f"failed ({process.returncode}): {' '.join(command)}\n{stderr}")
-    return wall, peak / 1024, stderr
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # includes the workers the command waited for
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    return wall, cpu, peak / 1024, stderr
 
 
 def main() -> None:
@@ -98,8 +102,8 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} on {os.cpu_count()} cores; "
           f"features={args.features}, top={args.top}, {ITEMS_PER_LIBRARY} items per library, 3,330 papers")
-    header = ("users", "jobs", "wall s", "scoring s", "users/s", "peak MiB", "load")
-    print(" ".join(f"{name:>{width}}" for name, width in zip(header, (6, 4, 8, 9, 8, 9, 5), strict=True)))
+    header = ("users", "jobs", "wall s", "scoring s", "CPU s", "users/s", "peak MiB", "load")
+    print(" ".join(f"{name:>{width}}" for name, width in zip(header, (6, 4, 8, 9, 7, 8, 9, 5), strict=True)))
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary) / "libraries"
         write_libraries(folder, max(args.users))
@@ -110,9 +114,10 @@ def main() -> None:
                 command = [zotrec, "-q", "score", "--features", args.features, "--corpus", str(ICML),
                            "-n", str(args.top), "--out", str(out), "--overwrite", "--jobs", str(jobs),
                            "--libraries", *map(str, subset)]
-                wall, peak, stderr = measure(command, env)
+                wall, cpu, peak, stderr = measure(command, env)
                 scoring = re.search(r"\(([\d.]+) s\)", stderr)  # the run's own time, after start-up
-                print(f"{users:>6} {jobs:>4} {wall:>8.1f} {scoring.group(1) if scoring else '?':>9} "
+                scoring_s = scoring.group(1) if scoring else "?"
+                print(f"{users:>6} {jobs:>4} {wall:>8.1f} {scoring_s:>9} {cpu:>7.1f} "
                       f"{users / wall:>8.1f} {peak:>9.0f} {os.getloadavg()[0]:>5.1f}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
 

@@ -1,6 +1,6 @@
 """zotrec's benchmark suite: whole-process timings, printed as a table and written to docs/benchmarks.md.
 
-    python benchmarks/run.py            # the full suite (about 30 min on 2 cores, most of it cold embedding)
+    python benchmarks/run.py            # the full suite (30-50 min on 2 shared cores, most of it embedding)
     python benchmarks/run.py --quick    # a reduced pass (about 15 min): fewer sizes and runs
     python benchmarks/run.py --targets-only   # just the figures the targets need (a few minutes)
 

@@ -134,3 +134,10 @@ def test_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_libr
     assert result.output.strip().splitlines()[-1].startswith("Error: ")
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_cli_default_aggregation_is_the_measured_one():
+    from recommender.profile import DEFAULT_AGGREGATION
+    from zotero_bridge import cli as cli_module
+
+    assert cli_module.DEFAULT_AGGREGATION == DEFAULT_AGGREGATION

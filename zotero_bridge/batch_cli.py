@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from recommender.batch import BatchSummary, score_libraries
+from recommender.profile import DEFAULT_AGGREGATION
 from recommender.batch_output import render_table
 from recommender.items import LibraryItem, Paper
 
@@ -80,7 +81,7 @@ class BatchRequest:
 
     library_paths: Sequence[str]
     model: Any = None  # a recommender.collaborative.CollaborativeModel, as reading-list's --model loads it
-    aggregation: str = "top3"
+    aggregation: str = DEFAULT_AGGREGATION
     features: str = "tfidf"
     top_n: int = 20
     output: str | None = None

@@ -16,6 +16,8 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
+# recommender.profile.DEFAULT_AGGREGATION, repeated so --help needs no numpy (a test keeps them equal)
+DEFAULT_AGGREGATION = "top5"
 
 log = logging.getLogger("zotrec")
 
@@ -178,7 +180,7 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many papers; 0 means every corpus paper.")
 @click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
-@click.option("--aggregation", default="top3", show_default=True,
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
               help="How item similarities combine: max, mean or topK (mean of the K best).")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features: tfidf, dense (MiniLM embeddings, cached; needs the 'embeddings' "
@@ -247,7 +249,7 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
               help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
 @click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
-@click.option("--aggregation", default="top3", show_default=True, help="As in reading-list: max, mean or topK.")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help="As in reading-list: max, mean or topK.")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
@@ -304,7 +306,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
               help="How many papers the collection holds.")
 @click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
               help="The collection zotrec fills (found by name, created once).")
-@click.option("--aggregation", default="top3", show_default=True,
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
               help="How item similarities combine: max, mean or topK (as in reading-list).")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")

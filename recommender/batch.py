@@ -19,8 +19,7 @@ import numpy as np
 from .batch_output import ScoreWriter, render_user_block
 from .errors import EmptyLibraryError, RecommenderError
 from .items import LibraryItem, Paper, Recommendation
-from .ranking import DEFAULT_TOP_N, Recommender, _reasons
-from .text import doi_key, title_key, url_key
+from .ranking import DEFAULT_TOP_N, Recommender
 
 log = logging.getLogger(__name__)
 
@@ -29,42 +28,8 @@ Source = TypeVar("Source")
 Progress = Callable[[int, int], None]
 
 
-class CorpusKeys:
-    """The corpus's DOI, URL and title keys, computed once: "does this user own paper i" in O(library)."""
-
-    def __init__(self, corpus: Sequence[Paper]) -> None:
-        self.size = len(corpus)
-        self.by_doi: dict[str, list[int]] = {}
-        self.by_url: dict[str, list[int]] = {}
-        self.by_title: dict[str, list[int]] = {}
-        for index, paper in enumerate(corpus):
-            if paper.doi:
-                self.by_doi.setdefault(doi_key(paper.doi), []).append(index)
-            if paper.url:
-                self.by_url.setdefault(url_key(paper.url), []).append(index)
-            if not paper.title_derived:
-                self.by_title.setdefault(title_key(paper.title), []).append(index)
-
-    def owned(self, library: Sequence[LibraryItem]) -> np.ndarray:
-        """The same mask as `ranking.owned_mask(library, corpus)`."""
-        mask = np.zeros(self.size, dtype=bool)
-        dois = {doi_key(item.doi) for item in library if item.doi}
-        urls = {url_key(item.url) for item in library if item.url}
-        titles = {title_key(item.title) for item in library if item.title} - {""}
-        for keys, index in ((dois, self.by_doi), (urls, self.by_url), (titles, self.by_title)):
-            for key in keys & index.keys():
-                mask[index[key]] = True
-        return mask
-
-
 class BatchScorer:
-    """One Recommender shared by every user; ranks exactly as `Recommender.recommend` does.
-
-    It uses the Recommender's own profile scores (and hybrid blend, with a collaborative model)
-    with the corpus keys cached, which saves re-deriving the corpus's keys for every user. The
-    first user of a run is checked against `Recommender.recommend`, and any difference switches
-    the run to calling it for every user.
-    """
+    """One Recommender shared by every user (corpus features and keys computed once)."""
 
     def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N) -> None:
         if top_n < 0:
@@ -72,51 +37,11 @@ class BatchScorer:
         self.recommender = recommender
         self.top_n = top_n
         self.corpus = recommender.corpus
-        self.keys = CorpusKeys(self.corpus)
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
-        self._checked = False
-        self._direct = False
 
     def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
         """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
-        if self._direct:
-            return self.recommender.recommend(library, top_n=self.top_n)
-        ranked = self._rank(library)
-        if not self._checked:
-            self._checked = True
-            expected = self.recommender.recommend(library, top_n=self.top_n)
-            if expected != ranked:
-                log.warning("batch ranking differs from Recommender.recommend; using it for every user")
-                self._direct = True
-                return expected
-        return ranked
-
-    def _rank(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
-        profile = [item for item in library if item.text.strip()]
-        if not profile:
-            raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
-        scored = self.recommender.profile_scores(profile)
-        scores = self._blend(scored.scores, profile)
-        owned = self.keys.owned(library)
-        order = np.lexsort((np.arange(len(self.corpus)), -scores))
-        order = order[~owned[order]]
-        if self.top_n:
-            order = order[: self.top_n]
-        return [
-            Recommendation(paper=self.corpus[index], score=float(scores[index]),
-                           reasons=_reasons(scored, index, profile), rank=rank)
-            for rank, index in enumerate(order, start=1)
-        ]
-
-    def _blend(self, content: np.ndarray, profile: Sequence[LibraryItem]) -> np.ndarray:
-        """Content scores, or the hybrid of content and collaborative when the Recommender has a model."""
-        model = getattr(self.recommender, "model", None)
-        if model is None:
-            return content
-        from .hybrid import hybrid_scores
-
-        texts = [item.text for item in profile]
-        return hybrid_scores(content, texts, self.recommender._corpus_factors, model)
+        return self.recommender.recommend(library, top_n=self.top_n)
 
 
 class GroupSummary:

@@ -135,6 +135,10 @@ def _write_output(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
         return
     path = Path(output)
+    if path.exists() and not path.is_file():  # /dev/null, a FIFO: write in place, never rename over it
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
     temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)

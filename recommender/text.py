@@ -7,8 +7,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_WHITESPACE = re.compile(r"\s+")
-_LATEX_HINT = re.compile(r"[\\$]|\{[^}]*\}")
+_LATEX_HINT = re.compile(r"[\\$]")
 _DOTLESS_I_ACCENT = re.compile("\u0131(?=[\u0300-\u036f])")
 _FONTS = "mathcal|mathscr|mathfrak|mathrm|mathbf|mathbb|mathit|mathsf|mathtt|texttt|textbf|textit|textrm|textsf|emph"
 _FONT_MACRO_BRACED = re.compile(rf"\\(?:{_FONTS}|boldsymbol|operatorname)\s*\{{")
@@ -28,7 +27,8 @@ def _latex_converter():  # pylatexenc is imported lazily: most text has no LaTeX
 def strip_latex(text: str) -> str:
     """Render stray LaTeX ("$n^{1.5}$", "{B}ayesian", "\\emph{x}") as plain Unicode text."""
     if not _LATEX_HINT.search(text):
-        return text
+        # Only BibTeX case-protecting braces ("{B}ayesian"): no parser needed, and most text is this.
+        return text.replace("{", "").replace("}", "") if "{" in text else text
     protected = _repair_latex(re.sub(r"(?<!\\)([%&])", r"\\\1", text))  # comment/alignment in LaTeX
     try:
         return _latex_converter().latex_to_text(protected)
@@ -54,11 +54,12 @@ def clean_text(text: str | None, *, latex: bool = True) -> str:
     """NFC-normalise, repair TeX accent leftovers ("Rodrı́guez"), drop LaTeX, squeeze spaces."""
     if not text:
         return ""
-    text = _DOTLESS_I_ACCENT.sub("i", unicodedata.normalize("NFD", text))
-    text = unicodedata.normalize("NFC", text)
+    if not text.isascii():  # most titles are plain ASCII: skip the Unicode passes for them
+        text = _DOTLESS_I_ACCENT.sub("i", unicodedata.normalize("NFD", text))
+        text = unicodedata.normalize("NFC", text)
     if latex:
         text = strip_latex(text)
-    return _WHITESPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def title_key(title: str) -> str:

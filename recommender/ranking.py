@@ -137,69 +137,6 @@ def owned_mask(library: Sequence[LibraryItem], corpus: Sequence[Paper]) -> np.nd
 
 
 def recommend(
-        self,
-        library: Sequence[LibraryItem],
-        *,
-        top_n: int = DEFAULT_TOP_N,
-        profile: Sequence[LibraryItem] | None = None,
-    ) -> list[Recommendation]:
-        """Rank the corpus for one user.
-
-        `profile` (default: the whole library) builds the scores, e.g. one collection;
-        papers anywhere in `library` are never recommended. `top_n=0` keeps every paper.
-        """
-        profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
-        if not profile_items:
-            raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
-        scored = self.profile_scores(profile_items)
-        scores = scored.scores
-        if self.model is not None:
-            from .hybrid import hybrid_scores
-
-            scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
-        owned = self._corpus_keys.owned(library)
-        order = np.lexsort((np.arange(len(self.corpus)), -scores))
-        order = order[~owned[order]]
-        if top_n:
-            order = order[:top_n]
-        return [
-            Recommendation(
-                paper=self.corpus[index],
-                score=float(scores[index]),
-                reasons=_reasons(scored, index, profile_items),
-                rank=rank,
-            )
-            for rank, index in enumerate(order, start=1)
-        ]
-
-
-def _reasons(scored: ProfileScores, index: int, profile: Sequence[LibraryItem]) -> tuple[Reason, ...]:
-    reasons = []
-    for row, similarity in zip(scored.reason_rows[index], scored.reason_similarities[index]):
-        if similarity > 0:
-            item = profile[int(row)]
-            reasons.append(Reason(item_key=item.key, item_title=item.title, similarity=float(similarity)))
-    return tuple(reasons)
-
-
-def owned_mask(library: Sequence[LibraryItem], corpus: Sequence[Paper]) -> np.ndarray:
-    """True for corpus papers the user already has: same DOI, URL or normalised title."""
-    dois = {doi_key(item.doi) for item in library if item.doi}
-    urls = {url_key(item.url) for item in library if item.url}
-    titles = {title_key(item.title) for item in library if item.title}
-    titles.discard("")
-    return np.array(
-        [
-            (paper.doi and doi_key(paper.doi) in dois)
-            or (paper.url and url_key(paper.url) in urls)
-            or (not paper.title_derived and title_key(paper.title) in titles)
-            for paper in corpus
-        ],
-        dtype=bool,
-    )
-
-
-def recommend(
     library: Sequence[LibraryItem],
     corpus: Sequence[Paper],
     *,

@@ -40,7 +40,7 @@ def plan(mode: str, cold_50k: bool = False) -> dict:
     and in --quick mode only at 1k; the seed-corpus 50k cold run would repeat the ICML one's work.
     `targets` re-measures only what the targets need (for a quiet moment on a shared machine)."""
     if mode == "targets":
-        return {"sizes": [10000], "curve": [], "warm": 7, "help": 9, "als": 0, "corpora": ["ICML"],
+        return {"sizes": [1000, 10000], "curve": [], "warm": 7, "help": 9, "als": 0, "corpora": ["ICML"],
                 "features": "default", "cold": lambda size, features, corpus: 0, "baseline_sizes": [1000],
                 "throughput": False}
     if mode == "quick":

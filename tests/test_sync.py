@@ -248,3 +248,23 @@ def test_the_api_key_never_shows(zotero_server, corpus_file):
     failing = CliRunner().invoke(cli, ["-v", *args[1:-1], "--endpoint", zotero_server.url + "/nowhere"],
                                  env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
     assert failing.exit_code == 1 and ZOTERO_WRITE_KEY not in failing.output + failing.stderr
+
+
+def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_server, corpus_file, shared, tmp_path):
+    from scipy import sparse
+
+    from recommender.collaborative import ALSSettings, train_collaborative
+
+    titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
+    saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
+    saves.data[:] = 1
+    train_collaborative(saves, titles, ALSSettings(factors=8, iterations=3, random_state=0)).save(tmp_path / "m.npz")
+    common = ["--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url, "--corpus", str(corpus_file),
+              "-n", "5", "--features", "tfidf", "--model", str(tmp_path / "m.npz"), "--format", "json"]
+    env = {"ZOTERO_API_KEY": ZOTERO_READ_KEY}
+    planned = CliRunner().invoke(cli, ["sync", "--dry-run", *common], env=env)
+    listed = CliRunner().invoke(cli, ["reading-list", "--library", "zotero:web", *common], env=env)
+    assert planned.exit_code == 0 and listed.exit_code == 0, planned.output + listed.output
+    adds = [(e["title"], e["score"]) for e in json.loads(planned.stdout)["plan"] if e["action"] == "add"]
+    assert adds == [(row["title"], row["score"]) for row in json.loads(listed.stdout)]
+    assert max(score for _, score in adds) > 1  # hybrid z-scores, not cosines: the model was used

@@ -314,6 +314,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
               help="How item similarities combine: max, mean or topK (as in reading-list).")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")
+@click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (add / keep / remove); send no write request.")
 @click.option("--save-config", is_flag=True,
               help="Also store the library id, type, endpoint and key in the config file (mode 0600).")
@@ -321,7 +322,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
               help="The report; json includes the request counts.")
 @friendly_errors
 def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name, aggregation,
-                 features, dry_run, save_config, fmt):
+                 features, model_path, dry_run, save_config, fmt):
     """Score the corpus against your Zotero library (Web API) and write the top N into a collection.
 
     New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
@@ -349,7 +350,8 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
                                                            "library_type": found.library_type,
                                                            "endpoint": found.endpoint}))
     request = SyncRequest(_load_corpus(corpus_paths), settings, collection_name, top_n=top_n, dry_run=dry_run,
-                          aggregation=aggregation, representation=choose_features(features))
+                          aggregation=aggregation, representation=choose_features(features),
+                          model=_load_model(model_path))
     click.echo(render_sync_report(run_sync(request), fmt), nl=False)
 
 

@@ -36,6 +36,7 @@ class SyncRequest:
     dry_run: bool = False
     aggregation: str = DEFAULT_AGGREGATION
     representation: str = "tfidf"
+    model: Any = None  # a recommender.collaborative.CollaborativeModel, as reading-list's --model loads it
 
 
 @dataclass
@@ -73,7 +74,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
     from recommender.ranking import Recommender
 
     recommender = Recommender(request.papers, representation=request.representation,
-                              aggregation=request.aggregation)
+                              aggregation=request.aggregation, model=request.model)
     session, cache = open_session(request.options)
     try:
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):

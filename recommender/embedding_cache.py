@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -66,15 +67,25 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:
             return self._connection
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(_MODELS)
-        except (sqlite3.Error, OSError) as error:
-            self._give_up("cannot be opened", error)
-            return None
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.execute(_MODELS)
+                break
+            except sqlite3.OperationalError as error:
+                # Switching a new file to WAL does not wait on the busy timeout: when another run
+                # is doing the same at that moment, SQLite answers "locked" at once. Try again.
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    self._give_up("cannot be opened", error)
+                    return None
+                time.sleep(0.05)
+            except (sqlite3.Error, OSError) as error:
+                self._give_up("cannot be opened", error)
+                return None
         self._connection = connection
         return connection
 

@@ -98,6 +98,7 @@ def test_two_processes_writing_at_once_both_land_and_agree(tmp_path):
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
         assert out.strip() == "done"
+        assert "embedding cache" not in err  # neither run gave the cache up
     keys = [text_hash(f"text {i}") for i in range(0, 1550)]
     found = EmbeddingCache(path).lookup("m", keys, 8)
     assert len(found) == 1550  # overlapping ranges: nothing lost, nothing duplicated

@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from recommender.collaborative import CollaborativeModel
-from recommender.corpus import load_corpus
-from recommender.ranking import Recommender
-from zotero_bridge.library_files import read_library_file
+from recommender.collaborative.model import CollaborativeModel
+from recommender.corpus.readers import load_corpus
+from recommender.scoring.ranking import Recommender
+from zotero_bridge.sources.files import read_library_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

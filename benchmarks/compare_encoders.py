@@ -40,7 +40,7 @@ def _import_seconds(statement: str, repeats: int = 3) -> float:
 
 
 def _abstracts() -> list[str]:
-    from recommender.corpus import load_corpus
+    from recommender.corpus.readers import load_corpus
 
     return [paper.text for paper in load_corpus(SEEDS).papers]
 
@@ -58,7 +58,7 @@ def main() -> None:
     abstracts = _abstracts()
     rows = {}
     start = time.perf_counter()
-    from recommender.embeddings import MiniLMEncoder
+    from recommender.features.dense import MiniLMEncoder
 
     onnx = MiniLMEncoder()
     onnx.encode(["warm up"])

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from synthetic import SHARED, read_titles  # noqa: E402
 
-from recommender.features import TfidfRepresentation  # noqa: E402
+from recommender.features.tfidf import TfidfRepresentation  # noqa: E402
 
 CITEULIKE = SHARED / "data" / "citeulike-a"
 ICML = SHARED / "data" / "icml2025" / "papers.jsonl"
@@ -48,7 +48,7 @@ def read_users() -> list[np.ndarray]:
 
 
 def aggregate_scores(sims: np.ndarray, aggregation: str) -> np.ndarray:
-    """Rows = library items, columns = candidates; the same rules as recommender.profile."""
+    """Rows = library items, columns = candidates; the same rules as recommender.scoring.aggregation."""
     if aggregation == "mean":
         return sims.mean(axis=0)
     k = min(1 if aggregation == "max" else int(aggregation[3:]), sims.shape[0])
@@ -107,7 +107,7 @@ def evaluate_fold(rows: dict, users: list[np.ndarray], fold: int, max_users: int
 
 def leave_out(titles: list[str], users: list[np.ndarray], dense, max_users: int, hybrid_weight: float) -> dict:
     """Hide each sampled user's last 5 items; rank them among the ICML titles plus themselves."""
-    from recommender.corpus import load_corpus
+    from recommender.corpus.readers import load_corpus
 
     icml = [paper.text for paper in load_corpus([ICML]).papers]
     icml_dense = dense.transform(icml)
@@ -179,7 +179,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="400 users per check instead of 2,000 / 1,000")
     parser.add_argument("--output", default=str(ROOT / "docs" / "evaluation-features.json"))
     args = parser.parse_args()
-    from recommender.embeddings import DenseRepresentation
+    from recommender.features.dense import DenseRepresentation
 
     started = time.perf_counter()
     titles, users = read_titles(CITEULIKE / "titles.txt"), read_users()

@@ -23,7 +23,7 @@ def rerank(library_texts: list[str], dates: list[str], candidate_texts: list[str
     """Scores of the candidates, zotero-arxiv-daily style (library re-embedded on every call)."""
     import numpy as np
 
-    from recommender.embeddings import MiniLMEncoder
+    from recommender.features.dense import MiniLMEncoder
 
     order = sorted(range(len(library_texts)), key=lambda i: dates[i], reverse=True)
     weights = 1 / (1 + np.log10(np.arange(len(order)) + 1))
@@ -35,8 +35,8 @@ def rerank(library_texts: list[str], dates: list[str], candidate_texts: list[str
 
 
 def main(argv: list[str]) -> None:
-    from recommender.corpus import load_corpus
-    from zotero_bridge.library_files import read_library_file
+    from recommender.corpus.readers import load_corpus
+    from zotero_bridge.sources.files import read_library_file
 
     items, _ = read_library_file(argv[0])
     papers = load_corpus(argv[1:]).papers

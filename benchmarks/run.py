@@ -109,7 +109,7 @@ def throughput_rows() -> list[Measure]:
 
 def als_rows(settings: dict, work: Path) -> list[Measure]:
     """`zotrec train` on citeulike-a (ALS plus its text map), when that command exists."""
-    from zotero_bridge.cli import cli
+    from zotero_bridge.cli.main import cli
 
     if "train" not in cli.commands:
         return [Measure("ALS training on citeulike-a", note="skipped: no `zotrec train` command yet")]
@@ -143,13 +143,13 @@ def default_features(dense: bool) -> str:
     """zotrec's default representation, read in a child process so this one stays small."""
     if not dense:
         return "tfidf"
-    code = "from recommender.embeddings import DEFAULT_FEATURES; print(DEFAULT_FEATURES)"
+    code = "from recommender.features.dense import DEFAULT_FEATURES; print(DEFAULT_FEATURES)"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
 
 
 def default_warm_cache() -> Path:
-    """<user cache>/zotrec/benchmark-cache (platformdirs, as recommender.embedding_cache)."""
+    """<user cache>/zotrec/benchmark-cache (platformdirs, as recommender.features.cache)."""
     from platformdirs import user_cache_path
 
     return user_cache_path("zotrec", appauthor=False) / "benchmark-cache"

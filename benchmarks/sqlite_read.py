@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.zotero_db import build_large_library, schema_available  # noqa: E402
-from zotero_bridge import sqlite_paths  # noqa: E402
+from zotero_bridge.sources import sqlite_paths  # noqa: E402
 from zotero_bridge.sources import SourceOptions  # noqa: E402
-from zotero_bridge.sqlite_source import read_sqlite_library  # noqa: E402
+from zotero_bridge.sources.sqlite import read_sqlite_library  # noqa: E402
 
 
 def main() -> None:

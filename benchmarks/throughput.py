@@ -18,8 +18,8 @@ from synthetic import SHARED, read_titles  # noqa: E402
 
 
 def main() -> None:
-    from recommender.corpus import load_corpus
-    from recommender.embeddings import MiniLMEncoder
+    from recommender.corpus.readers import load_corpus
+    from recommender.features.dense import MiniLMEncoder
 
     encoder = MiniLMEncoder()
     encoder.encode(["warm up"])

@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from recommender.collaborative import ALSSettings, train_collaborative
-from recommender.datasets import load_dataset
-from recommender.evaluation import (
+from recommender.collaborative.datasets import load_dataset
+from recommender.collaborative.model import ALSSettings, train_collaborative
+from recommender.evaluation.protocol import (
     VALIDATION_FRACTION,
     VALIDATION_SEED,
     item_cold_folds,

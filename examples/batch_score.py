@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from recommender import Recommender, load_corpus
-from recommender.batch import score_libraries
-from zotero_bridge.batch_cli import load_user_library, user_libraries
+from recommender.batch.runner import score_libraries
+from zotero_bridge.cli.batch import load_user_library, user_libraries
 
 folder = sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent  # holds library.bib: one user
 seeds = sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))

@@ -1,10 +1,13 @@
-"""zotrec's recommender: corpus, features, scoring and evaluation. Knows nothing of Zotero."""
+"""zotrec's recommender: corpus → features → scoring → recommendations, plus the collaborative
+model, batch scoring and evaluation. Knows nothing of Zotero: never imports zotero_bridge,
+pyzotero or click. Shared vocabulary at this level: items (types), errors, text (normalisation)."""
 
 from .errors import EmptyLibraryError, InputError, RecommenderError
 from .items import Creator, LibraryItem, Paper, Reason, Recommendation, Skipped
 
 # numpy-backed names load on first use, so `zotrec --help` (which imports our errors) stays fast.
-_LAZY = {"Recommender": ".ranking", "recommend": ".ranking", "CorpusLoad": ".corpus", "load_corpus": ".corpus"}
+_LAZY = {"Recommender": ".scoring.ranking", "recommend": ".scoring.ranking", "CorpusLoad": ".corpus.readers",
+         "load_corpus": ".corpus.readers"}
 
 
 def __getattr__(name: str):

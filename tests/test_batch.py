@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from recommender import LibraryItem, Paper, Recommender
-from recommender.batch import BatchScorer, GroupSummary, score_libraries
-from recommender.features import TfidfRepresentation
-from recommender.ranking import owned_mask
-from zotero_bridge.cli import cli
+from recommender.batch.runner import BatchScorer, GroupSummary, score_libraries
+from recommender.features.tfidf import TfidfRepresentation
+from recommender.scoring.ranking import owned_mask
+from zotero_bridge.cli.main import cli
 
 from .conftest import REPO, SEEDS
 
@@ -127,7 +127,7 @@ def tiny_model(shared, tmp_path):
     """A small collaborative model: ALS on random saves of 300 CiteULike titles, saved as .npz."""
     from scipy import sparse
 
-    from recommender.collaborative import ALSSettings, train_collaborative
+    from recommender.collaborative.model import ALSSettings, train_collaborative
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
@@ -301,13 +301,13 @@ def test_group_summary_of_nobody_is_empty():
 
 
 def _seed_papers():
-    from recommender.corpus import load_corpus
+    from recommender.corpus.readers import load_corpus
 
     return load_corpus(SEEDS).papers
 
 
 def _load(path):
-    from zotero_bridge.batch_cli import load_user_library
+    from zotero_bridge.cli.batch import load_user_library
 
     return load_user_library(str(path))
 

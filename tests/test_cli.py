@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from zotero_bridge.cli import cli
+from zotero_bridge.cli.main import cli
 
 from .conftest import REPO
 
@@ -137,7 +137,7 @@ def test_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_libr
 
 
 def test_cli_default_aggregation_is_the_measured_one():
-    from recommender.profile import DEFAULT_AGGREGATION
+    from recommender.scoring.aggregation import DEFAULT_AGGREGATION
     from zotero_bridge import cli as cli_module
 
     assert cli_module.DEFAULT_AGGREGATION == DEFAULT_AGGREGATION

@@ -9,7 +9,7 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from zotero_bridge.cli import cli
+from zotero_bridge.cli.main import cli
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")

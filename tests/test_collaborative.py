@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from recommender.collaborative import ALSSettings, CollaborativeModel, train_collaborative
+from recommender.collaborative.model import ALSSettings, CollaborativeModel, train_collaborative
 from recommender.errors import InputError
-from recommender.hybrid import blend, choose_blend_weight, standardise
 from recommender.items import LibraryItem, Paper
-from recommender.ranking import Recommender
+from recommender.scoring.blend import blend, choose_blend_weight, standardise
+from recommender.scoring.ranking import Recommender
 
 SMALL = ALSSettings(factors=8, iterations=10, alpha=10.0, weighting="binary", regularization=0.1,
                     map_regularization=0.1, n_features=1 << 16, random_state=3)

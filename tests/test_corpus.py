@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recommender.corpus import load_corpus
+from recommender.corpus.readers import load_corpus
 from recommender.errors import InputError
 from recommender.text import clean_text, title_key
 

@@ -7,13 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus import load_corpus
-from recommender.corpus_fetch import FetchError, FetchSettings, fetch_corpus
-from recommender.corpus_records import SourceShapeError
-from recommender.corpus_store import CorpusStoreError, read_stored, stored_path
+from recommender.corpus.fetch import FetchError, FetchSettings, fetch_corpus
+from recommender.corpus.readers import load_corpus
+from recommender.corpus.records import SourceShapeError
+from recommender.corpus.store import CorpusStoreError, read_stored, stored_path
 from recommender.errors import InputError
-from tests.fake_openreview import Fault, FakeConference, make_bibtex, make_note
-from zotero_bridge.cli import cli
+from tests.fake_openreview import FakeConference, Fault, make_bibtex, make_note
+from zotero_bridge.cli.main import cli
 
 
 @pytest.fixture(autouse=True)
@@ -225,7 +225,7 @@ def test_retry_after_as_an_http_date():
     from datetime import datetime, timedelta, timezone
     from email.utils import format_datetime
 
-    from recommender.corpus_http import retry_after
+    from recommender.corpus.http import retry_after
 
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 <= retry_after(later) <= 30

@@ -7,11 +7,18 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus import load_corpus
-from recommender.corpus_store import (FORMAT_VERSION, CorpusStoreError, describe_corpus, list_corpora,
-                                      read_stored, resolve_corpus_path, save_corpus, stored_path)
+from recommender.corpus.catalog import describe_corpus, list_corpora
+from recommender.corpus.readers import load_corpus
+from recommender.corpus.store import (
+    FORMAT_VERSION,
+    CorpusStoreError,
+    read_stored,
+    resolve_corpus_path,
+    save_corpus,
+    stored_path,
+)
 from recommender.errors import InputError
-from zotero_bridge.cli import cli
+from zotero_bridge.cli.main import cli
 
 ROWS = [
     {"id": "a1", "title": "Breaking the $n^{1.5}$ Barrier", "abstract": "We break it.", "authors": ["Martı́n Soto"],

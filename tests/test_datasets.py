@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.datasets import load_citeulike_a, load_citeulike_t, load_dataset, parse_data_spec
+from recommender.collaborative.datasets import (
+    load_citeulike_a,
+    load_citeulike_t,
+    load_dataset,
+    parse_data_spec,
+)
 from recommender.errors import InputError
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recommender.embedding_cache import CACHE_DIR_ENV, CACHE_FILE, EmbeddingCache, cache_dir, text_hash
+from recommender.features.cache import CACHE_DIR_ENV, CACHE_FILE, EmbeddingCache, cache_dir, text_hash
 
 REPO = Path(__file__).resolve().parents[1]
 DIM = 8
@@ -80,7 +80,7 @@ def _python(code: str, cache_path: Path, *args: str) -> subprocess.Popen:
 WRITER = """
 import sys
 import numpy as np
-from recommender.embedding_cache import EmbeddingCache, text_hash
+from recommender.features.cache import EmbeddingCache, text_hash
 cache = EmbeddingCache(sys.argv[1])
 start = int(sys.argv[2])
 for batch in range(20):
@@ -108,7 +108,7 @@ def test_two_processes_writing_at_once_both_land_and_agree(tmp_path):
 KILLED = """
 import sys, time
 import numpy as np
-from recommender.embedding_cache import EmbeddingCache, text_hash
+from recommender.features.cache import EmbeddingCache, text_hash
 cache = EmbeddingCache(sys.argv[1])
 cache.store("m", {text_hash("committed"): np.ones(8, dtype=np.float32)})
 connection = cache._connect()

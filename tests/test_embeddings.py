@@ -11,20 +11,20 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recommender import embeddings
-from recommender.embedding_cache import EmbeddingCache
-from recommender.embeddings import (
+from recommender.features import dense as embeddings
+from recommender.features import cosine, make_representation
+from recommender.features.cache import EmbeddingCache
+from recommender.features.dense import (
     DenseRepresentation,
     EmbeddingsUnavailable,
-    HybridRepresentation,
     ModelIntegrityError,
     choose_features,
     verify_sha256,
 )
-from recommender.features import cosine, make_representation
+from recommender.features.hybrid import HybridRepresentation
 from recommender.items import LibraryItem, Paper
-from recommender.profile import aggregate
-from recommender.ranking import Recommender
+from recommender.scoring.aggregation import aggregate
+from recommender.scoring.ranking import Recommender
 
 
 class WordEncoder:
@@ -102,7 +102,7 @@ def test_recommender_ranks_with_dense_features(cache):
 def test_choose_features_falls_back_to_tfidf_and_says_how_to_upgrade(monkeypatch, caplog):
     monkeypatch.setattr(embeddings, "_REQUIRED_MODULES", ("zotrec_no_such_module",))
     monkeypatch.setattr(embeddings, "DEFAULT_FEATURES", "dense")
-    with caplog.at_level(logging.INFO, logger="recommender.embeddings"):
+    with caplog.at_level(logging.INFO, logger="recommender.features.dense"):
         assert choose_features(None) == "tfidf"
     assert len(caplog.records) == 1 and "zotrec[embeddings]" in caplog.text
     assert choose_features("tfidf") == "tfidf"
@@ -115,7 +115,7 @@ def test_choose_features_falls_back_to_tfidf_and_says_how_to_upgrade(monkeypatch
 
 def test_choose_features_reports_the_default_when_installed(monkeypatch, caplog):
     monkeypatch.setattr(embeddings, "dense_available", lambda: True)
-    with caplog.at_level(logging.INFO, logger="recommender.embeddings"):
+    with caplog.at_level(logging.INFO, logger="recommender.features.dense"):
         assert choose_features(None) == embeddings.DEFAULT_FEATURES
     assert f"Features: {embeddings.DEFAULT_FEATURES}" in caplog.text
 
@@ -177,7 +177,7 @@ def test_real_model_checks_the_weights_before_loading(tmp_path):
 
 
 def test_cli_dense_features_embed_once_then_read_the_cache(real_encoder, tmp_path, monkeypatch):
-    from zotero_bridge.cli import cli
+    from zotero_bridge.cli.main import cli
 
     monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
     library = tmp_path / "library.jsonl"

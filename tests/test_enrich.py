@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from recommender.corpus import load_corpus
-from recommender.enrich import enrich_untitled, match_untitled
+from recommender.corpus.enrich import enrich_untitled, match_untitled
+from recommender.corpus.readers import load_corpus
 from recommender.items import Paper
 from recommender.text import title_key
 
@@ -100,7 +100,7 @@ def test_a_titled_copy_of_the_same_abstract_replaces_the_untitled_one(tmp_path):
 def test_title_only_papers_are_counted_and_rows_carry_a_null_abstract(tmp_path, caplog):
     from click.testing import CliRunner
 
-    from zotero_bridge.cli import cli
+    from zotero_bridge.cli.main import cli
 
     corpus = tmp_path / "titles.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"t{n}", "title": f"Graph networks for molecules, part {n}"}) + "\n"

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recommender import peers
-from recommender.collaborative import ALSSettings
-from recommender.datasets import InteractionData, load_dataset
-from recommender.evaluation import (
+from recommender.evaluation import peers
+from recommender.collaborative.datasets import InteractionData, load_dataset
+from recommender.collaborative.model import ALSSettings
+from recommender.evaluation.holdout import evaluate_library_holdout
+from recommender.evaluation.protocol import (
     evaluate_citeulike,
     item_cold_folds,
     prepare_fold,
@@ -19,10 +20,9 @@ from recommender.evaluation import (
     ranking_metrics,
     without_items,
 )
-from recommender.holdout import evaluate_library_holdout
 from recommender.items import LibraryItem, Paper
-from recommender.profile import aggregate
-from zotero_bridge.cli import cli
+from recommender.scoring.aggregation import aggregate
+from zotero_bridge.cli.main import cli
 
 FAST = ALSSettings(factors=16, iterations=6, n_features=1 << 18, random_state=1)
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from recommender.items import Paper, Reason, Recommendation
 from recommender.text import clean_text
 from tests import zotero_db
-from zotero_bridge.cli import cli
-from zotero_bridge.export import EXPORT_FORMATS, EXPORT_SUFFIXES, _balanced, render_export, split_name
-from zotero_bridge.library_files import read_library_file
+from zotero_bridge.cli.main import cli
+from zotero_bridge.render.export import EXPORT_FORMATS, EXPORT_SUFFIXES, _balanced, render_export, split_name
+from zotero_bridge.sources.files import read_library_file
 
 PAPERS = [
     Paper(id="icml2025:Xy_12", title="Über-parameterised Networks: 50% Fewer Steps & $O(n^2)$ Costs #1 {really}",

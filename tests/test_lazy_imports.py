@@ -14,7 +14,7 @@ HEAVY = ("numpy", "scipy", "sklearn", "implicit", "pyzotero", "torch", "onnxrunt
 PROBE = f"""
 import json, sys
 from click.testing import CliRunner
-from zotero_bridge.cli import cli
+from zotero_bridge.cli.main import cli
 outputs = [CliRunner().invoke(cli, ["--help"])]
 outputs += [CliRunner().invoke(cli, [name, "--help"]) for name in sorted(cli.commands)]
 print(json.dumps({{"codes": [o.exit_code for o in outputs], "commands": sorted(cli.commands),
@@ -34,7 +34,7 @@ def test_help_imports_no_heavy_module():
 def test_the_features_option_is_documented_in_help():
     from click.testing import CliRunner
 
-    from zotero_bridge.cli import cli
+    from zotero_bridge.cli.main import cli
 
     result = CliRunner().invoke(cli, ["reading-list", "--help"])
     assert result.exit_code == 0

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from recommender.errors import InputError
-from zotero_bridge.library_files import read_library_file
 from zotero_bridge.sources import read_library
+from zotero_bridge.sources.files import read_library_file
 
 BIBTEX = """@article{smith_flows_2021,
   title = {Neural {Spline} Flows},

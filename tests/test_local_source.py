@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from werkzeug import Request, Response
 
 from tests import zotero_db
-from zotero_bridge.cli import cli
+from zotero_bridge.cli.main import cli
 from zotero_bridge.errors import SourceError
-from zotero_bridge.local_source import read_local_library
 from zotero_bridge.sources import SourceOptions, read_library
-from zotero_bridge.sqlite_source import read_sqlite_library
+from zotero_bridge.sources.local import read_local_library
+from zotero_bridge.sources.sqlite import read_sqlite_library
 
 pytest.importorskip("pytest_httpserver")
 

@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 from recommender import LibraryItem, Paper, recommend
 from recommender.errors import EmptyLibraryError
-from recommender.profile import aggregate, parse_aggregation
+from recommender.scoring.aggregation import aggregate, parse_aggregation
 
 CORPUS = [
     Paper(id="flow", title="Heavy-tailed normalizing flows", abstract="Normalizing flows with heavy tails for density."),

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from tests import zotero_db
-from zotero_bridge import sqlite_paths
-from zotero_bridge.cli import cli
+from zotero_bridge.sources import sqlite_paths
+from zotero_bridge.cli.main import cli
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources import SourceOptions, read_library
-from zotero_bridge.sqlite_source import api_timestamp, read_sqlite_library, split_multipart_date
+from zotero_bridge.sources.sqlite import api_timestamp, read_sqlite_library, split_multipart_date
 
 if not zotero_db.schema_available():
     pytest.skip("../shared/fixtures/zotero-schema is not here", allow_module_level=True)

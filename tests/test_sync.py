@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus import load_corpus
-from zotero_bridge.cli import cli
+from recommender.corpus.readers import load_corpus
+from zotero_bridge.cli.main import cli
 from zotero_bridge.sources import SourceOptions
-from zotero_bridge.sync import SyncRequest, run_sync
-from zotero_bridge.web_client import RetryPolicy
+from zotero_bridge.web.client import RetryPolicy
+from zotero_bridge.web.sync import SyncRequest, run_sync
 
 from .conftest import REPO, ZOTERO_GROUP_ID, ZOTERO_READ_KEY, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 
@@ -253,7 +253,7 @@ def test_the_api_key_never_shows(zotero_server, corpus_file):
 def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_server, corpus_file, shared, tmp_path):
     from scipy import sparse
 
-    from recommender.collaborative import ALSSettings, train_collaborative
+    from recommender.collaborative.model import ALSSettings, train_collaborative
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")

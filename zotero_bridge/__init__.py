@@ -1,4 +1,6 @@
-"""zotrec's Zotero side: read libraries (files, zotero.sqlite, local and Web API), write back."""
+"""zotrec's Zotero side: read libraries (sources/), talk to the Web API and write back (web/),
+render results (render/), and the `zotrec` command line (cli/). May import recommender; the
+recommender never imports this package."""
 
 from .errors import BridgeError, SourceError
 

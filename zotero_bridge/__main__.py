@@ -1,3 +1,3 @@
-from .cli import cli
+from zotero_bridge.cli.main import cli
 
 cli(prog_name="zotrec")

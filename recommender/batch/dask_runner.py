@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .batch import (
+from recommender.batch.runner import (
     BatchScorer,
     BatchSummary,
     GroupSummary,
@@ -26,8 +26,8 @@ from .batch import (
     _shareable,
     score_libraries,
 )
-from .items import LibraryItem
-from .ranking import DEFAULT_TOP_N, Recommender
+from recommender.items import LibraryItem
+from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 
 log = logging.getLogger(__name__)
 

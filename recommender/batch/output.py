@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .errors import RecommenderError
-from .items import Recommendation
+from recommender.errors import RecommenderError
+from recommender.items import Recommendation
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import IO, Any, Generic, TypeVar
 
 import numpy as np
 
-from .batch_output import ScoreWriter, render_user_block
-from .errors import EmptyLibraryError, RecommenderError
-from .items import LibraryItem, Paper, Recommendation
-from .ranking import DEFAULT_TOP_N, Recommender
+from recommender.batch.output import ScoreWriter, render_user_block
+from recommender.errors import RecommenderError
+from recommender.items import LibraryItem, Paper, Recommendation
+from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 
 log = logging.getLogger(__name__)
 

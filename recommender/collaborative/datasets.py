@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from .errors import InputError
+from recommender.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from .errors import InputError
-from .features import TfidfRepresentation
+from recommender.errors import InputError
+from recommender.features.tfidf import TfidfRepresentation
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .items import Paper
+from recommender.items import Paper
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .corpus_http import FetchError, FetchSettings, FetchStats, Http
-from .corpus_records import (Records, bibtex_records, check_notes_page, drop_duplicate_ids,
-                             merge_records, note_records)
-from .corpus_store import partial_dir, save_corpus, write_atomic
-from .errors import InputError, RecommenderError
+from recommender.corpus.http import FetchError, FetchSettings, FetchStats, Http
+from recommender.corpus.records import (
+    Records,
+    bibtex_records,
+    check_notes_page,
+    drop_duplicate_ids,
+    merge_records,
+    note_records,
+)
+from recommender.corpus.store import partial_dir, save_corpus, write_atomic
+from recommender.errors import InputError, RecommenderError
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +213,7 @@ def _pages_until_empty(http: Http, url: str, params: dict, step: int) -> list[di
 
 def _corpus_file_records(location: str) -> Records:
     """A corpus file (papers.jsonl, a .bib without abstracts, …) as records, through the corpus readers."""
-    from .corpus import load_corpus
+    from recommender.corpus.readers import load_corpus
 
     loaded = load_corpus([location])
     records = Records("file", location, duplicates=loaded.duplicates, skipped=list(loaded.skipped))
@@ -224,7 +230,7 @@ def _corpus_file_records(location: str) -> Records:
 
 
 def _read_local(location: str) -> str:
-    from .files import read_text
+    from recommender.formats.textfile import read_text
 
     return read_text(location)
 
@@ -244,7 +250,7 @@ def _slug(text: str) -> str:
 
 def _rendered(row: dict[str, Any]) -> dict[str, Any]:
     """Store text as it will be shown (LaTeX and TeX accents rendered once, here, not on every load)."""
-    from .text import clean_text
+    from recommender.text import clean_text
 
     row["title"] = clean_text(row["title"])
     row["abstract"] = clean_text(row["abstract"]) or None
@@ -254,7 +260,7 @@ def _rendered(row: dict[str, Any]) -> dict[str, Any]:
 
 def _say_what_was_kept(name: str) -> None:
     """After a failed fetch: the user should know the stored corpus is still there, untouched."""
-    from .corpus_store import read_stored, stored_path
+    from recommender.corpus.store import read_stored, stored_path
 
     try:
         stored = read_stored(stored_path(name))

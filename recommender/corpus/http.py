@@ -19,7 +19,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import RecommenderError
+from recommender.errors import RecommenderError
 
 log = logging.getLogger(__name__)
 

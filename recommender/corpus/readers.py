@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .bibtex import parse_bibtex
-from .errors import InputError
-from .files import read_text
-from .items import Paper, Skipped
-from .text import clean_text, derived_title, doi_key, text_id, title_key
+from recommender.corpus.store import json_rows, resolve_corpus_path
+from recommender.errors import InputError
+from recommender.formats.bibtex import parse_bibtex
+from recommender.formats.textfile import read_text
+from recommender.items import Paper, Skipped
+from recommender.text import clean_text, derived_title, doi_key, text_id, title_key
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +54,7 @@ def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
     The first occurrence wins, except that a titled paper takes the place of an untitled copy.
     Untitled abstracts (seed files) are then matched to the titled papers they are (enrich.py).
     """
-    from .corpus_store import resolve_corpus_path
-    from .enrich import enrich_untitled
+    from recommender.corpus.enrich import enrich_untitled
 
     result = CorpusLoad()
     seen: dict[str, int] = {}
@@ -239,8 +239,6 @@ def _append_row(row: dict, where: str, papers: list[Paper], skipped: list[Skippe
 
 def _read_json(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     """A corpus stored by `zotrec corpus fetch` (version-checked), or a JSON list of paper objects."""
-    from .corpus_store import json_rows
-
     papers: list[Paper] = []
     skipped: list[Skipped] = []
     for number, row in enumerate(json_rows(text, path), start=1):

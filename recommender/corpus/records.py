@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from .errors import RecommenderError
-from .items import Skipped
-from .text import title_key
+from recommender.errors import RecommenderError
+from recommender.items import Skipped
+from recommender.text import title_key
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +124,8 @@ def presentation_type(venue_text: Any) -> str | None:
 
 def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int | None) -> Records:
     """PMLR BibTeX → records (the PMLR page and PDF links when the entry has `url` and `pdf` fields)."""
-    from .bibtex import parse_bibtex
-    from .corpus import split_bibtex_authors
+    from recommender.corpus.readers import split_bibtex_authors
+    from recommender.formats.bibtex import parse_bibtex
 
     result = Records("bibtex", where)
     if not text.rstrip().endswith(("}", ")")):

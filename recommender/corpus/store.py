@@ -20,7 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, RecommenderError
+from recommender.errors import InputError, RecommenderError
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def resolve_corpus_path(spec: str | Path) -> Path:
 def read_stored(path: Path, text: str | None = None) -> StoredCorpus:
     """Read and check a stored corpus file; a newer format is refused with a clear message."""
     if text is None:
-        from .files import read_text
+        from recommender.formats.textfile import read_text
 
         text = read_text(path)
     try:
@@ -202,66 +202,3 @@ def write_atomic(target: Path, text: str) -> None:
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
-
-
-@dataclass(frozen=True)
-class CorpusInfo:
-    """What `zotrec corpus info` shows: counts, where the papers came from, and when."""
-
-    name: str
-    path: Path
-    papers: int
-    with_abstracts: int
-    with_authors: int
-    duplicates_dropped: int
-    source: str
-    date: str
-    enriched: int = 0
-    skipped: int = 0
-
-
-def describe_corpus(spec: str | Path) -> CorpusInfo:
-    """Counts for a stored corpus name or any corpus file, read the way scoring reads it."""
-    from .corpus import load_corpus
-
-    path = resolve_corpus_path(spec)
-    loaded = load_corpus([path])
-    header: dict[str, Any] = {}
-    if path.suffix.lower() == ".json":
-        try:
-            header = read_stored(path).header
-        except InputError:
-            header = {}  # a plain JSON list of papers has no header
-    fetched = header.get("counts", {})
-    sources = ", ".join(s.get("location", "?") for s in header.get("sources", [])) or str(path)
-    modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
-    return CorpusInfo(
-        name=str(header.get("name") or path.stem), path=path, papers=len(loaded.papers),
-        with_abstracts=sum(p.abstract is not None for p in loaded.papers),
-        with_authors=sum(bool(p.authors) for p in loaded.papers),
-        duplicates_dropped=int(fetched.get("duplicates_dropped", 0)) + loaded.duplicates,
-        source=sources, date=str(header.get("fetched_at") or f"{modified} (file date)"),
-        enriched=loaded.enriched, skipped=len(loaded.skipped) + int(fetched.get("skipped", 0)),
-    )
-
-
-def list_corpora() -> list[CorpusInfo]:
-    """Every stored corpus, from the headers alone (fast: no paper is parsed)."""
-    infos = []
-    for name in stored_names():
-        path = stored_path(name)
-        try:
-            stored = read_stored(path)
-        except RecommenderError as error:
-            log.warning("%s", error)
-            continue
-        counts = stored.header.get("counts", {})
-        infos.append(CorpusInfo(
-            name=name, path=path, papers=len(stored.papers),
-            with_abstracts=int(counts.get("with_abstracts", 0)),
-            with_authors=int(counts.get("with_authors", 0)),
-            duplicates_dropped=int(counts.get("duplicates_dropped", 0)),
-            source=", ".join(s.get("location", "?") for s in stored.header.get("sources", [])),
-            date=str(stored.header.get("fetched_at", "?")), skipped=int(counts.get("skipped", 0)),
-        ))
-    return infos

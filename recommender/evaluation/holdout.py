@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import EmptyLibraryError, RecommenderError
-from .items import LibraryItem, Paper
-from .profile import DEFAULT_AGGREGATION
-from .ranking import Recommender, owned_mask
+from recommender.errors import EmptyLibraryError, RecommenderError
+from recommender.items import LibraryItem, Paper
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.ranking import Recommender, owned_mask
 
 log = logging.getLogger(__name__)
 

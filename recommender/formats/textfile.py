@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .errors import InputError
+from recommender.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .features import cosine
+from recommender.features.base import cosine
 
 DEFAULT_AGGREGATION = "top5"
 AGGREGATIONS = ("max", "mean", "top3", "top5", "top10")

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import EmptyLibraryError
-from .features import Representation, make_representation
-from .items import LibraryItem, Paper, Reason, Recommendation
-from .profile import DEFAULT_AGGREGATION, ProfileScores, aggregate
-from .text import doi_key, title_key, url_key
+from recommender.errors import EmptyLibraryError
+from recommender.features import Representation, make_representation
+from recommender.items import LibraryItem, Paper, Reason, Recommendation
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION, ProfileScores, aggregate
+from recommender.text import doi_key, title_key, url_key
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class Recommender:
         scored = self.profile_scores(profile_items)
         scores = scored.scores
         if self.model is not None:
-            from .hybrid import hybrid_scores
+            from recommender.scoring.blend import hybrid_scores
 
             scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
         owned = self._corpus_keys.owned(library)

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recommender.batch import BatchSummary, score_libraries
-from recommender.profile import DEFAULT_AGGREGATION
-from recommender.batch_output import render_table
+from recommender.batch.output import render_table
+from recommender.batch.runner import BatchSummary, score_libraries
 from recommender.items import LibraryItem, Paper
-
-from .errors import SourceError
-from .sources import SQLITE_SUFFIXES, SourceOptions, read_library
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from zotero_bridge.errors import SourceError
+from zotero_bridge.sources import SQLITE_SUFFIXES, SourceOptions, read_library
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ class BatchRequest:
     """What `zotrec score` was asked to do (options as given, after checking)."""
 
     library_paths: Sequence[str]
-    model: Any = None  # a recommender.collaborative.CollaborativeModel, as reading-list's --model loads it
+    model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
     aggregation: str = DEFAULT_AGGREGATION
     features: str = "tfidf"
     top_n: int = 20
@@ -122,7 +121,7 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
         from distributed import Client, LocalCluster
     except ModuleNotFoundError:
         raise SourceError("--scheduler needs the dask extra: pip install 'zotrec[dask]'") from None
-    from recommender.batch_dask import score_libraries_dask
+    from recommender.batch.dask_runner import score_libraries_dask
 
     if request.scheduler == "local":
         cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True,
@@ -142,7 +141,7 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
 
 def _recommender(papers: Sequence[Paper], request: BatchRequest):
     """The one Recommender every user is scored with, built as `reading-list` builds it."""
-    from recommender.ranking import Recommender
+    from recommender.scoring.ranking import Recommender
 
     return Recommender(papers, aggregation=request.aggregation, representation=request.features,
                        model=request.model)

@@ -10,52 +10,25 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
 from dataclasses import replace
+from pathlib import Path
 
-from recommender.corpus import MAX_ABSTRACT_CHARS
+from recommender.corpus.readers import MAX_ABSTRACT_CHARS
 from recommender.items import LibraryItem, Skipped
 from recommender.text import title_key
-
-from .errors import SourceError
-from .library_files import read_library_file
+from zotero_bridge.errors import SourceError
+from zotero_bridge.sources.base import LibraryRead, SourceOptions
+from zotero_bridge.sources.files import read_library_file
 
 log = logging.getLogger(__name__)
 
 # scheme → "module:function"; each function takes (argument, SourceOptions) → LibraryRead
 SCHEMES = {
-    "zotero:web": "zotero_bridge.web_source:read_web_library",
-    "zotero:local": "zotero_bridge.local_source:read_local_library",
-    "zotero:sqlite": "zotero_bridge.sqlite_source:read_sqlite_library",
+    "zotero:web": "zotero_bridge.sources.web:read_web_library",
+    "zotero:local": "zotero_bridge.sources.local:read_local_library",
+    "zotero:sqlite": "zotero_bridge.sources.sqlite:read_sqlite_library",
 }
 SQLITE_SUFFIXES = {".sqlite", ".db"}
-
-
-@dataclass
-class SourceOptions:
-    """Settings a scheme may need (credentials come from the CLI, env, config or keyring)."""
-
-    library_id: str | None = None
-    library_type: str = "user"
-    api_key: str | None = None
-    endpoint: str | None = None
-    group: str | None = None
-    cache_dir: Path | None = None
-    show_progress: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class LibraryRead:
-    """What was read from one or more sources: usable items, what was skipped, and counters."""
-
-    items: list[LibraryItem] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
 
 
 def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> LibraryRead:

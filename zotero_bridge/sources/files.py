@@ -7,14 +7,12 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from recommender.bibtex import parse_bibtex
 from recommender.errors import InputError
-from recommender.files import read_text
+from recommender.formats.bibtex import parse_bibtex
+from recommender.formats.textfile import read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
-
-from .zotero_json import item_from_zotero_json, year_of
-
+from zotero_bridge.sources.zotero_json import item_from_zotero_json, year_of
 
 # Zotero's export type names → its item types (BibTeX and RIS carry their own vocabulary).
 BIBTEX_TYPES = {

@@ -12,11 +12,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from recommender.items import LibraryItem
-
-from .errors import SourceError
-from .sources import LibraryRead, SourceOptions
-from .web_source import collection_paths
-from .zotero_json import item_from_zotero_json
+from zotero_bridge.errors import SourceError
+from zotero_bridge.sources.base import LibraryRead, SourceOptions
+from zotero_bridge.sources.web import collection_paths
+from zotero_bridge.sources.zotero_json import item_from_zotero_json
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from recommender.items import LibraryItem, Skipped
-
-from .errors import SourceError
-from .sources import LibraryRead, SourceOptions
-from .sqlite_paths import open_snapshot, resolve_database_path
-from .zotero_json import item_from_zotero_json
+from zotero_bridge.errors import SourceError
+from zotero_bridge.sources.base import LibraryRead, SourceOptions
+from zotero_bridge.sources.sqlite_paths import open_snapshot, resolve_database_path
+from zotero_bridge.sources.zotero_json import item_from_zotero_json
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SourceError
+from zotero_bridge.errors import SourceError
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from recommender.items import LibraryItem, Skipped
-
-from .credentials import Credentials, resolve_credentials
-from .errors import SourceError
-from .sources import LibraryRead, SourceOptions
-from .web_cache import WebCache, cache_path
-from .web_client import RetryPolicy, WebSession
-from .zotero_json import item_from_zotero_json
+from recommender.items import LibraryItem
+from zotero_bridge.errors import SourceError
+from zotero_bridge.sources.base import LibraryRead, SourceOptions
+from zotero_bridge.sources.zotero_json import item_from_zotero_json
+from zotero_bridge.web.cache import WebCache, cache_path
+from zotero_bridge.web.client import RetryPolicy, WebSession
+from zotero_bridge.web.credentials import Credentials, resolve_credentials
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .credentials import Credentials, redact
-from .errors import BridgeError
+from zotero_bridge.errors import BridgeError
+from zotero_bridge.web.credentials import Credentials, redact
 
 log = logging.getLogger(__name__)
 

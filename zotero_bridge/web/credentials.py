@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import BridgeError
+from zotero_bridge.errors import BridgeError
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recommender.items import Paper, Recommendation
-from recommender.profile import DEFAULT_AGGREGATION
-
-from .errors import BridgeError
-from .sources import SourceOptions
-from .web_client import WriteConflict
-from .web_source import library_read, open_session, sync_snapshot
-from .writeback import ApplyResult, Plan, Writer, is_ours, make_plan
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from zotero_bridge.errors import BridgeError
+from zotero_bridge.sources import SourceOptions
+from zotero_bridge.sources.web import library_read, open_session, sync_snapshot
+from zotero_bridge.web.client import WriteConflict
+from zotero_bridge.web.writeback import ApplyResult, Plan, Writer, is_ours, make_plan
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,7 @@ class SyncRequest:
     dry_run: bool = False
     aggregation: str = DEFAULT_AGGREGATION
     representation: str = "tfidf"
-    model: Any = None  # a recommender.collaborative.CollaborativeModel, as reading-list's --model loads it
+    model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
 
 
 @dataclass
@@ -71,7 +70,7 @@ class SyncReport:
 
 def run_sync(request: SyncRequest) -> SyncReport:
     """Read, score, plan, and (unless dry-run) write; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
-    from recommender.ranking import Recommender
+    from recommender.scoring.ranking import Recommender
 
     recommender = Recommender(request.papers, representation=request.representation,
                               aggregation=request.aggregation, model=request.model)

@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 
 from recommender.items import Recommendation
 from recommender.text import doi_key, title_key, url_key
-
-from .errors import BridgeError
-from .web_cache import WebCache, WrittenRecord
-from .web_client import WebSession
-from .web_source import Snapshot
+from zotero_bridge.errors import BridgeError
+from zotero_bridge.sources.web import Snapshot
+from zotero_bridge.web.cache import WebCache, WrittenRecord
+from zotero_bridge.web.client import WebSession
 
 log = logging.getLogger(__name__)
 

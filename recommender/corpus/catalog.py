@@ -1,0 +1,76 @@
+"""What `zotrec corpus info` and `corpus list` show: counts and provenance of stored corpora and files."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from recommender.corpus.readers import load_corpus
+from recommender.corpus.store import read_stored, resolve_corpus_path, stored_names, stored_path
+from recommender.errors import InputError, RecommenderError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    """What `zotrec corpus info` shows: counts, where the papers came from, and when."""
+
+    name: str
+    path: Path
+    papers: int
+    with_abstracts: int
+    with_authors: int
+    duplicates_dropped: int
+    source: str
+    date: str
+    enriched: int = 0
+    skipped: int = 0
+
+
+def describe_corpus(spec: str | Path) -> CorpusInfo:
+    """Counts for a stored corpus name or any corpus file, read the way scoring reads it."""
+    path = resolve_corpus_path(spec)
+    loaded = load_corpus([path])
+    header: dict[str, Any] = {}
+    if path.suffix.lower() == ".json":
+        try:
+            header = read_stored(path).header
+        except InputError:
+            header = {}  # a plain JSON list of papers has no header
+    fetched = header.get("counts", {})
+    sources = ", ".join(s.get("location", "?") for s in header.get("sources", [])) or str(path)
+    modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    return CorpusInfo(
+        name=str(header.get("name") or path.stem), path=path, papers=len(loaded.papers),
+        with_abstracts=sum(p.abstract is not None for p in loaded.papers),
+        with_authors=sum(bool(p.authors) for p in loaded.papers),
+        duplicates_dropped=int(fetched.get("duplicates_dropped", 0)) + loaded.duplicates,
+        source=sources, date=str(header.get("fetched_at") or f"{modified} (file date)"),
+        enriched=loaded.enriched, skipped=len(loaded.skipped) + int(fetched.get("skipped", 0)),
+    )
+
+
+def list_corpora() -> list[CorpusInfo]:
+    """Every stored corpus, from the headers alone (fast: no paper is parsed)."""
+    infos = []
+    for name in stored_names():
+        path = stored_path(name)
+        try:
+            stored = read_stored(path)
+        except RecommenderError as error:
+            log.warning("%s", error)
+            continue
+        counts = stored.header.get("counts", {})
+        infos.append(CorpusInfo(
+            name=name, path=path, papers=len(stored.papers),
+            with_abstracts=int(counts.get("with_abstracts", 0)),
+            with_authors=int(counts.get("with_authors", 0)),
+            duplicates_dropped=int(counts.get("duplicates_dropped", 0)),
+            source=", ".join(s.get("location", "?") for s in stored.header.get("sources", [])),
+            date=str(stored.header.get("fetched_at", "?")), skipped=int(counts.get("skipped", 0)),
+        ))
+    return infos

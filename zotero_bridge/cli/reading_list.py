@@ -1,0 +1,86 @@
+"""`zotrec reading-list` and `zotrec library`: one library in, a ranked list or what was read out."""
+
+from __future__ import annotations
+
+import click
+
+from zotero_bridge.cli.common import (
+    DEFAULT_AGGREGATION,
+    friendly_errors,
+    load_corpus_papers,
+    load_model,
+    profile_for,
+    read_sources,
+    source_options,
+    source_settings,
+    write_output,
+)
+
+
+@click.command("reading-list")
+@source_options
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
+              help="Corpus file(s) (seed .txt, .jsonl, .json, .csv, .bib) or a stored corpus such as icml2025 "
+                   "(`zotrec corpus fetch`). Default: the bundled ICML 2025 seeds.")
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many papers; 0 means every corpus paper.")
+@click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
+              help="How item similarities combine: max, mean or topK (mean of the K best).")
+@click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
+              help="Text features: tfidf, dense (MiniLM embeddings, cached; needs the 'embeddings' "
+                   "extra) or hybrid (both). Default: the best measured one that is installed.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv",
+                                                   "bibtex", "ris", "csljson"]),
+              default="table", show_default=True,
+              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed.")
+@click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
+@click.option("--model", "model_path", metavar="PATH",
+              help="A collaborative model (.npz from `zotrec train`): scores become the hybrid. Default: content only.")
+@friendly_errors
+def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
+                 aggregation, features, fmt, output, model_path):
+    """Rank the corpus for your library and print a reading list with reasons.
+
+    \b
+    Example:
+        zotrec reading-list --library examples/library.bib -n 10 --format markdown
+        zotrec reading-list --library ~/Zotero/zotero.sqlite --format ris -o icml2025.ris
+    """
+    from recommender.features.dense import choose_features
+    from recommender.scoring.aggregation import parse_aggregation
+    from recommender.scoring.ranking import Recommender
+    from zotero_bridge.render.reading_list import render_recommendations
+
+    parse_aggregation(aggregation)
+    features = choose_features(features)
+    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    profile = profile_for(read.items, collection)
+    papers = load_corpus_papers(corpus_paths)
+    recommender = Recommender(papers, aggregation=aggregation, representation=features,
+                              model=load_model(model_path))
+    recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
+    title = f"Reading list · {collection}" if collection else "Reading list"
+    if fmt in ("bibtex", "ris", "csljson"):
+        from zotero_bridge.render.export import render_export
+
+        write_output(render_export(recs, fmt), output)
+        return
+    write_output(render_recommendations(recs, fmt, title=title), output)
+
+
+@click.command("library")
+@source_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@friendly_errors
+def library_command(libraries, library_id, library_type, api_key, endpoint, fmt):
+    """Show what zotrec read from a library: one row per item, then what was skipped and why.
+
+    \b
+    Example:
+        zotrec library --library examples/library.bib --format json
+    """
+    from zotero_bridge.render.reading_list import render_library
+
+    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    click.echo(render_library(read.items, read.skipped, fmt), nl=False)

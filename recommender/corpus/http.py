@@ -2,7 +2,10 @@
 
 One httpx client per fetch, at most `concurrency` connections. 429 and 5xx answers, dropped
 connections and bodies cut short are retried; `Retry-After` (seconds or an HTTP date) is obeyed
-up to `max_wait`. Downloads resume with a Range request when the server sent a validator.
+up to `max_wait`, and so are rate-limit headers (`ratelimit-remaining: 0` with `ratelimit-reset`
+seconds, or `x-ratelimit-reset` as a Unix time): the next request waits for the window. An HTML
+page where JSON was asked for (OpenReview's browser check) is a refusal, not a retry. Downloads
+resume with a Range request when the server sent a validator.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +33,14 @@ USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
 
 class FetchError(RecommenderError):
     """A download failed for good (the stored corpus, if any, is kept)."""
+
+    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.status, self.detail = status, detail
+
+
+class AccessRefused(FetchError):
+    """The service wants a login (401/403) or a browser (an HTML challenge page instead of JSON)."""
 
 
 @dataclass
@@ -68,6 +80,25 @@ class Http:
         )
         self._progress: Any = None
         self._task: Any = None
+        self.page_size = settings.page_size  # lowered when the API says it takes fewer
+        self._pending_wait = 0.0  # seconds the rate limit asks to wait before the next request
+
+    def authorize(self, token: str) -> None:
+        """Send `Authorization: Bearer <token>` from now on (the token is never logged)."""
+        self.client.headers["Authorization"] = f"Bearer {token}"
+
+    def post_json(self, url: str, body: dict[str, Any]) -> Any:
+        """POST a JSON body once (a login: not retried, so a wrong password is not tried six times)."""
+        import httpx
+
+        with self._lock:
+            self.stats.requests += 1
+        try:
+            response = self.client.post(url, json=body)
+        except httpx.HTTPError as error:
+            raise FetchError(f"{url}: {type(error).__name__}: {error}") from None
+        self._check_status(response)
+        return self._json_body(response, url)
 
     def __enter__(self) -> Http:
         return self
@@ -98,13 +129,47 @@ class Http:
         return self._with_retries(url, lambda: self._get_json_once(url, params))
 
     def _get_json_once(self, url: str, params: dict[str, Any] | None) -> Any:
+        self._wait_for_rate_limit()
         response = self.client.get(url, params=params)
+        self._note_rate_limit(response.headers)
         self._check_status(response)
         self.stats.bytes += len(response.content)
+        return self._json_body(response, url)
+
+    def _json_body(self, response: Any, url: str) -> Any:
+        kind = response.headers.get("content-type", "")
+        if "html" in kind or response.content.lstrip()[:1] == b"<":
+            title = re.search(rb"<title>(.*?)</title>", response.content, re.IGNORECASE | re.DOTALL)
+            page = title.group(1).decode("utf-8", "replace").strip() if title else "a web page"
+            raise AccessRefused(f"{url}: answered with an HTML page ('{page}') instead of JSON: "
+                                "the service wants a browser or a login", response.status_code)
         try:
             return json.loads(response.content)
         except ValueError as error:
             raise _Retry(f"the answer is not complete JSON ({error})") from None
+
+    def _note_rate_limit(self, headers: Any) -> None:
+        """When the window's requests are used up, the next request waits until it resets."""
+        remaining = headers.get("ratelimit-remaining") or headers.get("x-ratelimit-remaining")
+        if remaining is None or remaining.strip() != "0":
+            return
+        wait = rate_limit_reset(headers)
+        if wait is not None:
+            with self._lock:
+                self._pending_wait = max(self._pending_wait, wait)
+
+    def _wait_for_rate_limit(self) -> None:
+        with self._lock:
+            wait, self._pending_wait = self._pending_wait, 0.0
+        if wait <= 0:
+            return
+        if wait > self.settings.max_wait:
+            raise FetchError(f"the rate limit is used up for {wait:.0f} s more; try again later")
+        log.info("Rate limit reached; waiting %.0f s for the next window", wait)
+        with self._lock:
+            self.stats.waited += wait
+            self.stats.waits.append(wait)
+        self.settings.sleep(wait)
 
     def download_text(self, url: str, part: Path) -> str:
         """Download to `part` (resuming a previous partial download when the server allows), as text."""
@@ -136,10 +201,17 @@ class Http:
                     self.advance(len(chunk))
 
     def _check_status(self, response: Any) -> None:
-        if response.status_code in RETRY_STATUS:
-            raise _Retry(f"HTTP {response.status_code}", retry_after(response.headers.get("retry-after")))
-        if response.status_code >= 400:
-            raise FetchError(f"{response.request.url}: HTTP {response.status_code} {response.reason_phrase}")
+        status = response.status_code
+        if status in RETRY_STATUS:
+            wait = retry_after(response.headers.get("retry-after"))
+            if wait is None and status == 429:
+                wait = rate_limit_reset(response.headers)
+            raise _Retry(f"HTTP {status}", wait)
+        if status >= 400:
+            detail = _error_message(response)
+            where = f"{response.request.url.copy_with(query=None)}: HTTP {status}"
+            kind = AccessRefused if status in (401, 403) else FetchError
+            raise kind(f"{where} {detail or response.reason_phrase}", status, detail)
 
     def _with_retries(self, url: str, attempt: Callable[[], Any]) -> Any:
         import httpx
@@ -178,6 +250,28 @@ class _Retry(Exception):
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
         self.reason, self.wait = reason, wait
+
+
+def _error_message(response: Any) -> str:
+    """The `message` of a JSON error answer (OpenReview: {"name": …, "message": …}), if any."""
+    try:
+        response.read()
+        data = json.loads(response.content)
+    except (ValueError, Exception):  # noqa: BLE001 - any body that is not a JSON error has no message
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    return str(message)[:300] if message else ""
+
+
+def rate_limit_reset(headers: Any) -> float | None:
+    """Seconds until the rate-limit window resets: `ratelimit-reset` (seconds) or `x-ratelimit-reset` (Unix time)."""
+    value = headers.get("ratelimit-reset")
+    if value and value.strip().isdigit():
+        return float(value)
+    value = headers.get("x-ratelimit-reset")
+    if value and value.strip().isdigit():
+        return max(0.0, float(value) - time.time())
+    return None
 
 
 def retry_after(value: str | None) -> float | None:

@@ -1,8 +1,11 @@
 """Source records → corpus rows: OpenReview v2 notes and PMLR BibTeX entries, checked and merged.
 
 Every source is turned into the same flat record (id, title, abstract, authors, url, pdf_url,
-openreview_id, openreview_url, pmlr_id, presentation, venue, year). Records are merged by
-OpenReview id, then by normalised title; the first source that has a field wins it.
+openreview_id, openreview_url, pmlr_id, pmlr_url, presentation, venue, year). Records are merged
+by OpenReview id, then by normalised title; the first source that has a field wins it (PMLR
+comes first). A PMLR link is kept only where the real PMLR id is known: a `pmlr-vNNN-` key
+(the volume's bibliography.bib) or a bundled list; a submission key ("amancisidor25", published
+as "a-mancisidor25a") never makes one.
 A response whose shape changed is refused with the missing field named, never half-read.
 """
 
@@ -15,17 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from recommender.corpus.venues import OPENREVIEW_SITE, pmlr_page
 from recommender.errors import RecommenderError
 from recommender.items import Skipped
 from recommender.text import title_key
 
 log = logging.getLogger(__name__)
 
-OPENREVIEW_SITE = "https://openreview.net"
 SHAPE_CHANGE_SHARE = 0.1  # more than 10 % of notes without a title means the API changed
-_HTML_TAG = re.compile(r"</?(?:em|i|b|strong|sub|sup|br|p|span|code)\b[^>]*>", re.IGNORECASE)
+POSITION_TRACK = "/Position_Paper_Track"
 _FIELDS = ("id", "title", "abstract", "authors", "url", "pdf_url", "openreview_id", "openreview_url",
-           "pmlr_id", "presentation", "venue", "year")
+           "pmlr_id", "pmlr_url", "bibtex_key", "presentation", "venue", "year")
 
 
 class SourceShapeError(RecommenderError):
@@ -64,10 +67,11 @@ def _value(content: dict, key: str) -> Any:
     return value.get("value") if isinstance(value, dict) else value
 
 
-def note_records(notes: Sequence[dict], *, venue: str, year: int | None, venue_id: str | None,
-                 where: str) -> Records:
+def note_records(notes: Sequence[dict], *, venue: str, year: int | None,
+                 venue_id: str | Sequence[str] | None, where: str) -> Records:
     """OpenReview notes → records; notes of another venue id are left out, missing fields reported."""
     result = Records("openreview", where)
+    wanted = {venue_id} if isinstance(venue_id, str) else set(venue_id or ())
     missing: dict[str, int] = {}
     for number, note in enumerate(notes):
         content = note.get("content") if isinstance(note.get("content"), dict) else {}
@@ -81,10 +85,12 @@ def note_records(notes: Sequence[dict], *, venue: str, year: int | None, venue_i
             result.skipped.append(Skipped(f"{where} note {number}", f"no {' or '.join(lacks)}"))
             continue
         note_venue_id = _value(content, "venueid")
-        if venue_id and isinstance(note_venue_id, str) and note_venue_id != venue_id:
+        if wanted and isinstance(note_venue_id, str) and note_venue_id not in wanted:
             result.skipped.append(Skipped(f"{where} note {note_id}", f"venue id {note_venue_id}"))
             continue
         result.records.append(_note_record(note_id, title, content, venue, year))
+        if isinstance(note_venue_id, str) and note_venue_id.endswith(POSITION_TRACK):
+            result.records[-1]["presentation"] = "position"
     if notes and sum(missing.values()) > SHAPE_CHANGE_SHARE * len(notes):
         lacks = ", ".join(f"{name} ({n:,} of {len(notes):,} notes)" for name, n in missing.items())
         raise SourceShapeError(f"{where}: notes lack {lacks}; the OpenReview API may have changed")
@@ -123,38 +129,65 @@ def presentation_type(venue_text: Any) -> str | None:
 
 
 def bibtex_records(text: str, where: str, *, volume: str, venue: str, year: int | None) -> Records:
-    """PMLR BibTeX → records (the PMLR page and PDF links when the entry has `url` and `pdf` fields)."""
-    from recommender.corpus.readers import split_bibtex_authors
+    """PMLR BibTeX → records; the `@Proceedings` header entry gives the year and is no paper."""
     from recommender.formats.bibtex import parse_bibtex
 
     result = Records("bibtex", where)
     if not text.rstrip().endswith(("}", ")")):
         raise SourceShapeError(f"{where}: the BibTeX file ends in the middle of an entry (cut short?)")
     entries, result.skipped = parse_bibtex(text, where)
+    header = next((e for e in entries if e["ENTRYTYPE"] == "proceedings"), {})
+    if str(header.get("year", "")).strip().isdigit():
+        year = int(header["year"])
     for entry in entries:
-        if str(entry.get("entrytype") or entry.get("ENTRYTYPE") or "").lower() != "inproceedings":
+        if entry["ENTRYTYPE"] != "inproceedings":
             continue
-        key = re.sub(rf"^pmlr-{re.escape(volume)}-", "", entry["ID"])
-        openreview = _openreview_id(entry.get("openreview", ""))
-        abstract = _HTML_TAG.sub("", entry.get("abstract", "")).strip()
-        result.records.append({
-            "id": openreview or f"pmlr-{volume}-{key}",
-            "title": entry.get("title", ""),
-            "abstract": abstract or None,
-            "authors": split_bibtex_authors(entry.get("author", "")),
-            # PMLR's final paper ids can differ from the submitted keys ("amancisidor25" became
-            # "a-mancisidor25a"), so links are taken only as given, never made up from the key.
-            "url": entry.get("url") or None,
-            "pdf_url": entry.get("pdf") or None,
-            "openreview_id": openreview,
-            "openreview_url": f"{OPENREVIEW_SITE}/forum?id={openreview}" if openreview else None,
-            "pmlr_id": key,
-            "venue": venue,
-            "year": int(entry["year"]) if str(entry.get("year", "")).isdigit() else year,
-        })
+        result.records.append(_bibtex_record(entry, volume, venue, year))
     if not result.records:
         raise SourceShapeError(f"{where}: no @InProceedings entry with a title in this BibTeX")
     return result
+
+
+def _bibtex_record(entry: dict, volume: str, venue: str, year: int | None) -> dict[str, Any]:
+    from recommender.corpus.readers import split_bibtex_authors
+
+    key = entry["ID"]
+    prefix = f"pmlr-{volume}-"
+    # A `pmlr-vNNN-` key (bibliography.bib) is the published id; icml25.bib's keys are submission
+    # keys, not always the published id, so they make no link.
+    pmlr_id = key[len(prefix):] if volume and key.startswith(prefix) else None
+    page, pdf = pmlr_page(volume, pmlr_id) if pmlr_id else (None, None)
+    openreview = _openreview_id(entry.get("openreview", ""))
+    abstract = entry.get("abstract", "").strip()
+    return {
+        "id": openreview or (f"pmlr-{volume}-{pmlr_id or key}" if volume else key),
+        "title": entry.get("title", ""),
+        "abstract": abstract or None,
+        "authors": split_bibtex_authors(entry.get("author", "")),
+        "url": None,
+        "pdf_url": entry.get("pdf") or pdf,
+        "openreview_id": openreview,
+        "openreview_url": f"{OPENREVIEW_SITE}/forum?id={openreview}" if openreview else None,
+        "pmlr_id": pmlr_id,
+        "pmlr_url": entry.get("url") or page,
+        "bibtex_key": key,
+        "venue": venue,
+        "year": int(entry["year"]) if str(entry.get("year", "")).isdigit() else year,
+    }
+
+
+def add_known_links(rows: list[dict[str, Any]], links: dict[str, dict[str, str]]) -> int:
+    """Fill the real PMLR id, page and PDF of rows whose OpenReview id a bundled list knows."""
+    added = 0
+    for row in rows:
+        known = links.get(row.get("openreview_id") or "")
+        if not known:
+            continue
+        added += 1
+        row["pmlr_id"] = row.get("pmlr_id") or known["pmlr_id"]
+        row["pmlr_url"] = row.get("pmlr_url") or known["pmlr_url"] or None
+        row["pdf_url"] = known["pdf_url"] or row.get("pdf_url")  # the published PDF over the submission
+    return added
 
 
 def _openreview_id(value: str) -> str | None:
@@ -201,7 +234,13 @@ def merge_records(sources: Iterable[Records]) -> list[dict[str, Any]]:
             for key in keys:
                 index.setdefault(key, found)
     for row in rows:
-        row["id"] = row["openreview_id"] or row["id"]
-        row["url"] = row["url"] or row["openreview_url"]
-        row["authors"] = row["authors"] or []
+        finish_row(row)
     return rows
+
+
+def finish_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The paper's id is its OpenReview id; its link the OpenReview forum, else the PMLR page."""
+    row["id"] = row["openreview_id"] or row["id"]
+    row["url"] = row["openreview_url"] or row["pmlr_url"] or row["url"]
+    row["authors"] = row["authors"] or []
+    return row

@@ -25,30 +25,40 @@ def corpus_group() -> None:
 @corpus_group.command("fetch")
 @click.argument("name")
 @click.option("--from", "sources", multiple=True, metavar="URL|PATH",
-              help="Fetch from here instead: an OpenReview API base URL, a PMLR .bib URL or file, a saved "
+              help="Fetch from here instead: a PMLR .bib URL or file, an OpenReview API base URL, a saved "
                    "OpenReview .json answer, or a corpus file. Repeat to merge.")
 @click.option("--force", is_flag=True, help="Replace the stored corpus even if the new one is much smaller.")
-@click.option("--concurrency", type=click.IntRange(1, 4), default=2, show_default=True,
-              help="Requests at a time.")
 @friendly_errors
-def corpus_fetch_command(name, sources, force, concurrency):
-    """Download a conference (OpenReview notes + PMLR BibTeX), merge, and store it under NAME.
+def corpus_fetch_command(name, sources, force):
+    """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN or openreview:VENUE_ID.
 
-    An interrupted fetch resumes where it stopped; a failed one keeps the stored corpus.
+    The PMLR volume BibTeX (titles, authors, abstracts, OpenReview ids; no login) is the corpus.
+    OpenReview adds presentation types when it answers: it wants a login, read from
+    OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD (or OPENREVIEW_TOKEN); without one the PMLR
+    papers are stored and one line says what was skipped. An interrupted fetch resumes where it
+    stopped; a failed one keeps the stored corpus.
 
     \b
     Example:
         zotrec corpus fetch icml2025
-        zotrec corpus fetch icml2025 --from icml25.bib --from https://api2.openreview.net
+        zotrec corpus fetch pmlr:v235
+        zotrec corpus fetch openreview:NeurIPS.cc/2025/Conference
+        zotrec corpus fetch icml2025 --from icml25.bib
     """
-    from recommender.corpus.fetch import FetchSettings, fetch_corpus
+    import os
+
+    from recommender.corpus.fetch import FetchSettings, OpenReviewLogin, fetch_corpus
 
     show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
-    report = fetch_corpus(name, sources, FetchSettings(concurrency=concurrency, show_progress=show), force=force)
+    login = OpenReviewLogin(username=os.environ.get("OPENREVIEW_USERNAME", ""),
+                            password=os.environ.get("OPENREVIEW_PASSWORD", ""),
+                            token=os.environ.get("OPENREVIEW_TOKEN", ""))
+    report = fetch_corpus(name, sources, FetchSettings(show_progress=show), force=force, login=login)
     counts = report.counts
     click.echo(f"Saved {report.papers:,} papers to {report.path}: {counts['with_abstracts']:,} with abstracts, "
-               f"{counts['with_authors']:,} with authors, {counts['duplicates_dropped']:,} duplicates dropped, "
-               f"{counts['skipped']:,} skipped ({report.stats.requests} requests, {report.seconds:.1f} s).")
+               f"{counts['with_authors']:,} with authors, {counts['with_presentation']:,} with a presentation "
+               f"type, {counts['duplicates_dropped']:,} duplicates dropped, {counts['skipped']:,} skipped "
+               f"({report.stats.requests} requests, {report.seconds:.1f} s).")
 
 
 @corpus_group.command("list")

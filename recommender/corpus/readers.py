@@ -186,20 +186,30 @@ def _read_csv(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
 
 
 def _read_bibtex(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
-    """BibTeX: title, abstract, author (' and '-separated), url, doi, year, booktitle/journal."""
+    """BibTeX: title, abstract, author (' and '-separated), url, doi, year, booktitle/journal, openreview.
+
+    A PMLR volume file starts with an @Proceedings entry: it gives year and venue, and is no paper.
+    """
     entries, skipped = parse_bibtex(text, path)
+    header = next((e for e in entries if e["ENTRYTYPE"] == "proceedings"), {})  # PMLR's volume entry
     papers = []
     for entry in entries:
+        if entry["ENTRYTYPE"] == "proceedings":
+            continue
+        openreview = entry.get("openreview", "").strip()
+        forum = f"https://openreview.net/forum?id={openreview}" if re.fullmatch(r"[\w-]+", openreview) else ""
         row = {
             "id": entry["ID"],
             "title": entry.get("title", ""),
             "abstract": entry.get("abstract"),
             "authors": split_bibtex_authors(entry.get("author", "")),
-            "url": entry.get("url", ""),
+            "url": entry.get("url", "") or forum,
             "doi": entry.get("doi", ""),
-            "year": entry.get("year"),
-            "venue": entry.get("booktitle") or entry.get("journal", ""),
+            "year": entry.get("year") or header.get("year"),
+            "venue": entry.get("booktitle") or entry.get("journal", "") or header.get("booktitle", ""),
         }
+        if forum:
+            row["openreview_id"] = openreview
         _append_row(row, f"{path}:{entry['_line']}", papers, skipped)
     return papers, skipped
 

@@ -99,15 +99,24 @@ def read_sources(libraries, settings):
 
 
 def default_corpus_paths() -> list[Path]:
-    """The bundled example corpus: the ICML 2025 seed abstracts shipped with zotrec."""
-    folder = Path(__file__).resolve().parents[2] / "recommender" / "data" / "icml2025_seeds"
-    return sorted(folder.glob("*.txt"))
+    """The ICML 2025 corpus: the stored one once `zotrec corpus fetch icml2025` ran (it has abstracts),
+    else the bundled list of all 3,330 papers (titles, authors, links) with the seed abstracts."""
+    from recommender.corpus.store import stored_path
+
+    stored = stored_path("icml2025")
+    if stored.is_file():
+        return [stored]
+    data = Path(__file__).resolve().parents[2] / "recommender" / "data"
+    return [data / "icml2025.jsonl", *sorted((data / "icml2025_seeds").glob("*.txt"))]
 
 
 def load_corpus_papers(corpus_paths):
     from recommender.corpus.readers import load_corpus
 
     paths = list(corpus_paths) or default_corpus_paths()
+    if not corpus_paths:
+        log.info("Corpus: %s", "the stored icml2025" if len(paths) == 1 else
+                 "the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts)")
     loaded = load_corpus(paths)
     for skipped in loaded.skipped:
         log.warning("%s: %s", skipped.where, skipped.reason)

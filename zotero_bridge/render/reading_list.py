@@ -126,6 +126,7 @@ def _table(recs: Sequence[Recommendation], title: str) -> str:
     for rec in recs:
         paper = rec.paper
         body = paper.title + (f"\n{_authors_short(paper.authors)}" if paper.authors else "")
+        body += f"\n{paper.url}" if paper.url else ""
         table.add_row(str(rec.rank), f"{rec.score:.3f}", body,
                       "\n".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons))
     return _rich_to_text(table)

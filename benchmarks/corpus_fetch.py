@@ -1,6 +1,6 @@
 """Benchmark `zotrec corpus fetch icml2025` against a local OpenReview/PMLR stand-in, then `reading-list`.
 
-The stand-in (tests/fake_openreview.py) serves the 3,330 ICML 2025 papers of
+The stand-in (tests/fake_openreview.py, its browser check off: as for a logged-in user) serves the 3,330 ICML 2025 papers of
 ../shared/data/icml2025/papers.jsonl as OpenReview API v2 notes (ids, titles, authors; a made-up
 abstract per paper, half of them with LaTeX, as the list has none) and as a PMLR-style BibTeX file. Each figure is one
 whole `zotrec` process (wall time); the request count comes from the server's own log.
@@ -61,7 +61,7 @@ def main() -> None:
     papers = [json.loads(line) for line in ICML.read_text(encoding="utf-8").splitlines()]
     notes, bibtex = conference(papers)
     results = {}
-    with tempfile.TemporaryDirectory() as data, FakeConference(notes, bibtex) as server:
+    with tempfile.TemporaryDirectory() as data, FakeConference(notes, bibtex, challenge=False) as server:
         env = {**os.environ, "ZOTREC_DATA_DIR": data, "OPENBLAS_NUM_THREADS": "1"}
         for label, sources in (("openreview", [server.url]),
                                ("openreview+pmlr", [f"{server.url}/icml25.bib", server.url])):

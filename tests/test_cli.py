@@ -11,9 +11,12 @@ from click.testing import CliRunner
 
 from zotero_bridge.cli.main import cli
 
-from .conftest import REPO
+from .conftest import REPO, SEEDS
 
 LIBRARY = REPO / "examples" / "library.bib"
+# The CLI contract is checked on the 31 seed papers (fast with dense features on two cores);
+# test_reading_list_on_bundled_example runs the real default, the 3,330-paper ICML 2025 list.
+SEED_CORPUS = [part for seed in SEEDS for part in ("--corpus", seed)]
 
 SMALL_BIB = """@article{flows, title={Heavy tails in normalizing flows}, abstract={Density estimation with flows
 and heavy tailed base distributions.}, groups={Generative/Flows}}
@@ -55,22 +58,29 @@ def test_version():
 
 
 def test_reading_list_on_bundled_example(tmp_path):
-    result = run("reading-list", "--library", LIBRARY, "-n", 5, "--format", "json")
+    """The first command a new user runs: real ICML 2025 titles with links, offline."""
+    result = run("reading-list", "--library", LIBRARY, "-n", 5, "--format", "json", "--features", "tfidf")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     assert [row["rank"] for row in rows] == [1, 2, 3, 4, 5]
+    titles = {json.loads(line)["title"] for line in
+              (REPO / "recommender" / "data" / "icml2025.jsonl").read_text(encoding="utf-8").splitlines()}
     for row in rows:
         assert {"rank", "id", "title", "score", "authors", "url", "reasons", "abstract"} <= row.keys()
         assert 1 <= len(row["reasons"]) <= 3
         assert {"title", "similarity"} <= row["reasons"][0].keys()
+        assert row["title"] in titles and row["authors"]  # a real title, not an abstract's first words
+        assert row["url"].startswith(("https://openreview.net/forum?id=", "https://proceedings.mlr.press/v267/"))
     assert rows == sorted(rows, key=lambda r: -r["score"])
+    table = run("reading-list", "--library", LIBRARY, "-n", 3, "--features", "tfidf")
+    assert table.exit_code == 0 and rows[0]["url"] in table.stdout  # the table shows the link too
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "html", "json", "jsonl", "csv"])
 def test_every_format_lists_the_same_top_paper(small_library, fmt):
-    result = run("reading-list", "--library", small_library, "-n", 3, "--format", fmt)
+    result = run("reading-list", *SEED_CORPUS, "--library", small_library, "-n", 3, "--format", fmt)
     assert result.exit_code == 0, result.output
-    top = json.loads(run("reading-list", "--library", small_library, "-n", 1, "--format", "json").stdout)[0]
+    top = json.loads(run("reading-list", *SEED_CORPUS, "--library", small_library, "-n", 1, "--format", "json").stdout)[0]
     assert top["title"][:40] in result.stdout.replace("\n", " ") or fmt == "table"
     if fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(result.stdout)))
@@ -81,14 +91,14 @@ def test_every_format_lists_the_same_top_paper(small_library, fmt):
 
 def test_top_zero_lists_every_corpus_paper_and_output_file(small_library, tmp_path):
     out = tmp_path / "list.jsonl"
-    result = run("reading-list", "--library", small_library, "--top", 0, "--format", "jsonl", "-o", out)
+    result = run("reading-list", *SEED_CORPUS, "--library", small_library, "--top", 0, "--format", "jsonl", "-o", out)
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 31
 
 
 def test_collection_builds_profile_from_that_collection(small_library):
     def top_for(collection):
-        result = run("reading-list", "--library", small_library, "-n", 1, "--format", "json",
+        result = run("reading-list", *SEED_CORPUS, "--library", small_library, "-n", 1, "--format", "json",
                      "--collection", collection)
         assert result.exit_code == 0, result.output
         return json.loads(result.stdout)[0]
@@ -97,7 +107,7 @@ def test_collection_builds_profile_from_that_collection(small_library):
     assert "flows" in flows["abstract"].lower()
     assert "time series" in forecasting["abstract"].lower()
     assert [r["key"] for r in flows["reasons"]] == ["flows"]
-    missing = run("reading-list", "--library", small_library, "--collection", "Nope")
+    missing = run("reading-list", *SEED_CORPUS, "--library", small_library, "--collection", "Nope")
     assert missing.exit_code == 1
     assert "no items in collection 'Nope'" in missing.output and "Forecasting" in missing.output
 
@@ -129,6 +139,8 @@ def test_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_libr
     (tmp_path / "notes.json").write_text(json.dumps([{"id": "n", "type": "note"}, {"id": "x", "type": "book"}]))
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "folder").mkdir()
+    if args[0] == "reading-list" and "--corpus" not in args:
+        args = [*args, *SEED_CORPUS]  # the errors do not depend on the corpus; 31 papers keep this fast
     result = run(*args)
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1].startswith("Error: ")

@@ -183,7 +183,10 @@ def test_cli_dense_features_embed_once_then_read_the_cache(real_encoder, tmp_pat
     library = tmp_path / "library.jsonl"
     library.write_text('{"key": "A", "title": "Normalizing flows with heavy tails"}\n'
                        '{"key": "B", "title": "Time series foundation models"}\n')
-    args = ["reading-list", "--library", str(library), "--features", "dense", "-n", "3", "--format", "json"]
+    from .conftest import SEEDS
+
+    seeds = [part for seed in SEEDS for part in ("--corpus", str(seed))]  # 31 papers: fast on two cores
+    args = ["reading-list", "--library", str(library), "--features", "dense", "-n", "3", "--format", "json", *seeds]
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     stored = EmbeddingCache(tmp_path / "cache" / "embeddings.sqlite3").count(embeddings.MODEL_ID)

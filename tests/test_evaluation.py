@@ -24,6 +24,8 @@ from recommender.items import LibraryItem, Paper
 from recommender.scoring.aggregation import aggregate
 from zotero_bridge.cli.main import cli
 
+from .conftest import SEEDS
+
 FAST = ALSSettings(factors=16, iterations=6, n_features=1 << 18, random_state=1)
 
 
@@ -140,10 +142,12 @@ def test_cli_train_then_reading_list_and_evaluate(tmp_path):
     assert result.exit_code == 0, result.output
     library = tmp_path / "library.json"
     library.write_text(json.dumps([{"id": "a", "type": "article-journal", "title": "Community structure in networks"}]))
+    seeds = [part for seed in SEEDS for part in ("--corpus", str(seed))]  # the 31 seed papers: fast
     result = runner.invoke(cli, ["reading-list", "--library", str(library), "--model", str(model), "-n", "3",
-                                 "--format", "json"])
+                                 "--format", "json", *seeds])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(cli, ["reading-list", "--library", str(library), "--model", str(tmp_path / "none.npz")])
+    result = runner.invoke(cli, ["reading-list", "--library", str(library), "--model", str(tmp_path / "none.npz"),
+                                 *seeds])
     assert result.exit_code == 1 and "Error:" in result.output
     result = runner.invoke(cli, ["evaluate", "citeulike", "--data", f"citeulike-a:{folder}", "--folds", "1",
                                  "--svm-users", "0", "--factors", "8", "--format", "json"])

@@ -44,3 +44,24 @@ def test_every_latex_title_of_icml_2025_renders_without_markup_or_losses():
         assert "$" not in shown or "$1" in shown, raw
         assert not shown.startswith((":", "^", "_")), raw
         assert len(shown) >= 0.7 * len(raw.replace("\\", "").replace("$", "")) - 12, raw
+
+
+def test_the_quick_math_path_gives_what_the_latex_renderer_gives():
+    """Every formula of the real PMLR excerpt and of the ICML 2025 titles: the shortcut renders
+    it exactly as pylatexenc does, or leaves it to pylatexenc."""
+    from recommender import text
+    from recommender.formats.bibtex import parse_bibtex
+
+    sample = PAPERS.parents[2] / "fixtures" / "pmlr-v267" / "icml25-sample.bib"
+    if not PAPERS.is_file() or not sample.is_file():
+        pytest.skip("../shared data or fixtures are not present")
+    texts = [json.loads(line)["title"] for line in PAPERS.read_text(encoding="utf-8").splitlines()]
+    for entry in parse_bibtex(sample.read_text(encoding="utf-8"), sample)[0]:
+        texts += [entry.get("title", ""), entry.get("abstract", "")]
+    pieces = {m.group() for t in texts if "$" in t for m in text._LATEX_SPAN.finditer(text._repair_latex(t))}
+    quick = {piece: text._simple_math(piece) for piece in pieces}
+    assert sum(shown is not None for shown in quick.values()) >= 0.75 * len(pieces) >= 50
+    converter = text._latex_converter()
+    for piece, shown in quick.items():
+        if shown is not None:
+            assert shown == converter.latex_to_text(piece), piece

@@ -48,7 +48,7 @@ def _entry_dict(entry, strings: dict) -> dict:
     fields = {}
     for field in entry.fields:
         value = field.value if isinstance(field.value, str) else str(field.value)
-        if _STRING_CONCAT.search(value):
+        if "#" in value and _STRING_CONCAT.search(value):
             value = _concatenate(value, strings)
         fields.setdefault(field.key.lower(), value)
     return {**fields, "ID": entry.key, "ENTRYTYPE": entry.entry_type.lower(), "_line": entry.start_line + 1}

@@ -30,11 +30,11 @@ def real_looking(count: int, *, header: bool) -> str:
     out = [text[:start]] if header else []
     for number in range(count):
         entry = entries[number % len(entries)]
-        entry = re.sub(r"^@InProceedings\{([^,]+),", lambda m: f"@InProceedings{{{m.group(1)}{number},", entry)
+        entry = re.sub(r"^@InProceedings\{([^,]+),", lambda m, n=number: f"@InProceedings{{{m.group(1)}{n},", entry)
         entry = entry.replace("openreview = {", f"openreview = {{x{number}", 1)
         entry = entry.replace("title = {", f"title = {{Study {number} of ", 1)
         # every formula distinct too, as in a real volume (no renderer cache hit across entries)
-        entry = re.sub(r"(?<!\\)\$([^$]+)\$", lambda m: f"${m.group(1)}_{{{number}}}$", entry)
+        entry = re.sub(r"(?<!\\)\$([^$]+)\$", lambda m, n=number: f"${m.group(1)}_{{{n}}}$", entry)
         out.append(entry.rstrip() + "\n\n")
     return "".join(out)
 

@@ -181,8 +181,7 @@ def _fetch_one(location: str, venue: Venue, http: Http, cache: Path, login: Open
 def _fetch_openreview(base: str, venue: Venue, http: Http, cache: Path,
                       login: OpenReviewLogin | None) -> Records:
     """Every note of the venue's ids (all ids in one listing when none is named)."""
-    base = base.rstrip("/")
-    base = base[: -len("/notes")] if base.endswith("/notes") else base
+    base = base.rstrip("/").removesuffix("/notes")
     _log_in(http, base, login)
     notes: list[dict] = []
     reported = 0

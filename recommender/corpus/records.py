@@ -12,7 +12,6 @@ A response whose shape changed is refused with the missing field named, never ha
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any

@@ -16,6 +16,8 @@ from recommender.items import Skipped
 
 _ENTRY_START = re.compile(r"@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)")
 _STRING_CONCAT = re.compile(r"\s#\s")
+_MONTHS = {name[:3].lower(): name for name in ("January", "February", "March", "April", "May", "June", "July",
+                                              "August", "September", "October", "November", "December")}
 
 
 def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]]:
@@ -50,7 +52,10 @@ def _entry_dict(entry, strings: dict) -> dict:
         value = field.value if isinstance(field.value, str) else str(field.value)
         if "#" in value and _STRING_CONCAT.search(value):
             value = _concatenate(value, strings)
-        fields.setdefault(field.key.lower(), value)
+        key = field.key.lower()
+        if key == "month" and value in _MONTHS:  # BibTeX's predefined month strings (`month = may`)
+            value = _MONTHS[value]
+        fields.setdefault(key, value)
     return {**fields, "ID": entry.key, "ENTRYTYPE": entry.entry_type.lower(), "_line": entry.start_line + 1}
 
 

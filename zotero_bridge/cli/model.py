@@ -95,7 +95,7 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output
 @click.option("--holdout-newest", "holdout", type=click.IntRange(min=1), default=10, show_default=True,
               help="Hide this many most recently added items and rank them among the corpus.")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
+              help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
 @click.option("--aggregation", default=None, help="max, mean or topK. Default: the profile default.")
 @click.option("--model", "model_path", metavar="PATH", help="A collaborative model: evaluate the hybrid.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

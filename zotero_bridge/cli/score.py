@@ -15,7 +15,7 @@ from zotero_bridge.cli.common import DEFAULT_AGGREGATION, friendly_errors, load_
                    "named by its file stem. Repeat, or list more paths after the options (shell globs work).")
 @click.argument("more_libraries", nargs=-1, metavar="[PATH]...")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
+              help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
 @click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
 @click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help="As in reading-list: max, mean or topK.")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,

@@ -240,3 +240,25 @@ def test_a_fetched_icml2025_becomes_the_default(sample):
 ])
 def test_text_fixes(raw, shown):
     assert clean_text(raw) == shown
+
+
+def test_cli_reads_the_openreview_token_from_the_environment(sample, monkeypatch):
+    with FakeConference(notes_for(sample_entries(sample)), sample) as server:
+        server.tokens.add("tok123")
+        monkeypatch.setenv("OPENREVIEW_TOKEN", "Bearer tok123")
+        result = CliRunner().invoke(cli, ["corpus", "fetch", "icml2025", "--from", f"{server.url}/icml25.bib",
+                                          "--from", server.url])
+        sent = {h.get("Authorization") for p, _, h in server.requests if p == "/notes"}
+    assert result.exit_code == 0, result.output
+    assert "49 with a presentation type" in result.output and "OpenReview skipped" not in result.output
+    assert sent == {"Bearer tok123"} and "tok123" not in result.output
+
+
+def test_cli_login_never_shows_the_password(sample, monkeypatch):
+    with FakeConference(notes_for(sample_entries(sample)), sample, accounts={"me": "hunter2"}) as server:
+        monkeypatch.setenv("OPENREVIEW_USERNAME", "me")
+        monkeypatch.setenv("OPENREVIEW_PASSWORD", "wrong-hunter3")
+        result = CliRunner().invoke(cli, ["-v", "corpus", "fetch", "icml2025", "--from",
+                                          f"{server.url}/icml25.bib", "--from", server.url])
+    assert result.exit_code == 0, result.output
+    assert "OpenReview login as me failed" in result.output and "hunter" not in result.output

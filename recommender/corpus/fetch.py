@@ -198,7 +198,7 @@ def _log_in(http: Http, base: str, login: OpenReviewLogin | None) -> None:
     """OpenReview's own client does this: POST /login {id, password} → {token}, then a Bearer header."""
     if login is None or not (login.token or login.username):
         return
-    token = login.token
+    token = login.token.strip().removeprefix("Bearer ").strip()
     if not token:
         try:
             answer = http.post_json(f"{base}/login", {"id": login.username, "password": login.password})

@@ -97,8 +97,11 @@ class Http:
             response = self.client.post(url, json=body)
         except httpx.HTTPError as error:
             raise FetchError(f"{url}: {type(error).__name__}: {error}") from None
-        self._check_status(response)
-        return self._json_body(response, url)
+        try:
+            self._check_status(response)
+            return self._json_body(response, url)
+        except _Retry as problem:
+            raise FetchError(f"{url}: {problem.reason}", response.status_code) from None
 
     def __enter__(self) -> Http:
         return self

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from recommender.errors import RecommenderError
 from recommender.items import Skipped
 
 _ENTRY_START = re.compile(r"@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)")
@@ -23,6 +24,10 @@ _MONTHS = {name[:3].lower(): name for name in ("January", "February", "March", "
 def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]]:
     """Parse BibTeX text into entry dicts (lower-case field names, `ID`, `ENTRYTYPE`, `_line`)."""
     import bibtexparser
+
+    if not hasattr(bibtexparser, "parse_string"):  # 1.x left in an environment upgraded in place
+        raise RecommenderError(f"reading {path} needs bibtexparser 2.1 or newer (installed: "
+                               f"{getattr(bibtexparser, '__version__', '?')}); pip install 'bibtexparser>=2.1,<3'")
     from bibtexparser import model
 
     library = bibtexparser.parse_string(text)

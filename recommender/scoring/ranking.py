@@ -10,7 +10,7 @@ import numpy as np
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION, ProfileScores, aggregate
+from recommender.scoring.aggregation import DEFAULT_AGGREGATION, ProfileScores, aggregate, reasons_for, top_values
 from recommender.text import doi_key, title_key, url_key
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,8 @@ class Recommender:
     model : a trained collaborative.CollaborativeModel; when given, scores are the hybrid
         (content blended with collaborative), and the reasons stay the content reasons.
     """
+
+    release_encoder = True  # free a neural encoder before scoring (batch scoring keeps it for the next user)
 
     def __init__(
         self,
@@ -71,8 +73,10 @@ class Recommender:
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
-        scored = self.profile_scores(profile_items)
-        scores = scored.scores
+        rows = self.representation.transform([item.text for item in profile_items])
+        if self.release_encoder:
+            _release_encoder(self.representation)
+        scores = top_values(rows, self.corpus_rows, self.aggregation).scores(self.aggregation)
         if self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 
@@ -82,20 +86,29 @@ class Recommender:
         order = order[~owned[order]]
         if top_n:
             order = order[:top_n]
+        reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.aggregation)
         return [
             Recommendation(
                 paper=self.corpus[index],
                 score=float(scores[index]),
-                reasons=_reasons(scored, index, profile_items),
-                rank=rank,
+                reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
+                rank=place + 1,
             )
-            for rank, index in enumerate(order, start=1)
+            for place, index in enumerate(order)
         ]
 
 
-def _reasons(scored: ProfileScores, index: int, profile: Sequence[LibraryItem]) -> tuple[Reason, ...]:
+def _release_encoder(representation) -> None:
+    """Free a neural encoder's session before scoring, so its buffers never add to the scoring peak."""
+    for part in (representation, getattr(representation, "dense", None)):
+        release = getattr(part, "release_model", None)
+        if release is not None:
+            release()
+
+
+def _reasons(rows: np.ndarray, similarities: np.ndarray, profile: Sequence[LibraryItem]) -> tuple[Reason, ...]:
     reasons = []
-    for row, similarity in zip(scored.reason_rows[index], scored.reason_similarities[index]):
+    for row, similarity in zip(rows, similarities):
         if similarity > 0:
             item = profile[int(row)]
             reasons.append(Reason(item_key=item.key, item_title=item.title, similarity=float(similarity)))

@@ -77,7 +77,7 @@ def test_merging_new_items_into_kept_values_equals_a_full_run(rows, old, new, ag
     assert merged.scores(aggregation).tobytes() == reference(library, corpus, aggregation)[0].tobytes()
 
 
-@pytest.mark.parametrize("n_items", [2, 3, 70, 2050, 2100, 4200])
+@pytest.mark.parametrize("n_items", [2, 3, 70, 300, 2050, 2100, 4200, 4400])
 def test_a_large_corpus_keeps_its_bits(n_items):
     """Real dimensions (384) and a corpus large enough that the shown papers get their own product."""
     rng = np.random.default_rng(3)
@@ -90,7 +90,7 @@ def test_a_large_corpus_keeps_its_bits(n_items):
         before = top_values(library[: n_items - 10], corpus, "top5")
         merged = top_values(library, corpus, "top5", previous=before)
         assert merged.scores("top5").tobytes() == scores.tobytes()
-    for papers in ([7], [1199, 0, 600], list(range(0, 1200, 60))):
+    for papers in ([7], [1199, 0, 600], list(range(0, 1200, 60)), list(range(1199, 0, -3))):
         found_rows, found_sims = reasons_for(library, corpus, np.array(papers), "top5")
         assert found_rows.tobytes() == reason_rows[papers].tobytes()
         assert found_sims.tobytes() == reason_sims[papers].tobytes()

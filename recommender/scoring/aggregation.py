@@ -23,9 +23,10 @@ CHUNK_BUDGET_MB = 32  # the similarity block of one chunk (papers × library row
 _CHUNK_ROWS = 2048  # the reference chunking: `mean` sums per chunk of this size; one-column rule below
 _REASON_PAPERS = 512  # papers per block when reasons are worked out for many papers (`-n 0`)
 # OpenBLAS rounds a product of few rows, or of few columns, differently from a large one (it picks
-# another kernel). Measured here: 256 rows against 64 or more columns give the large product's bits
-# (tests/test_aggregation_exact.py checks it); smaller products are avoided.
-_SAME_BITS_ROWS, _SAME_BITS_COLUMNS = 256, 64
+# another kernel). Measured here: 256 rows against 64 or more columns, or 32 rows against 256 or more,
+# give the large product's bits (tests/test_aggregation_exact.py checks it); smaller products are avoided.
+_SAME_BITS_COLUMNS = 64
+_SAME_BITS_ROWS = ((256, 256), (64, 32))  # (columns at least, rows needed)
 
 
 @dataclass
@@ -161,24 +162,33 @@ def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str 
     return rows, sims
 
 
-def _selection(corpus_rows, papers: np.ndarray):
-    """The chosen papers' rows, padded with other papers to a product that rounds like the whole one;
-    None when only the whole corpus will do."""
+def _rows_needed(columns: int) -> int | None:
+    """How many corpus rows a product with this many library columns needs to round like the whole
+    corpus's; None: only the whole corpus will do."""
+    return next((rows for least, rows in _SAME_BITS_ROWS if columns >= least), None)
+
+
+def _selection(corpus_rows, papers: np.ndarray, rows: int | None):
+    """The chosen papers' rows, padded with other papers to `rows`; None for the whole corpus."""
     n_papers = corpus_rows.shape[0]
-    if n_papers <= 2 * max(_SAME_BITS_ROWS, len(papers)):
+    if rows is None or n_papers <= 2 * max(rows, len(papers)):
         return None
-    padding = np.setdiff1d(np.arange(_SAME_BITS_ROWS + len(papers)), papers)[: max(0, _SAME_BITS_ROWS - len(papers))]
+    padding = np.setdiff1d(np.arange(rows + len(papers)), papers)[: max(0, rows - len(papers))]
     return corpus_rows[np.concatenate([papers, padding])]
 
 
 def _replay(library_rows, corpus_rows, papers: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
     n_items = library_rows.shape[0]
-    selected = _selection(corpus_rows, papers)
+    selections = {}
     best_sims = np.full((len(papers), keep), -np.inf, dtype=np.float32)
     best_rows = np.zeros((len(papers), keep), dtype=np.int64)
     for start in range(0, n_items, _CHUNK_ROWS):
         chunk = library_rows[start : min(start + _CHUNK_ROWS, n_items)]
-        if selected is None or chunk.shape[0] < _SAME_BITS_COLUMNS:
+        needed = _rows_needed(chunk.shape[0])
+        if needed not in selections:
+            selections[needed] = _selection(corpus_rows, papers, needed)
+        selected = selections[needed]
+        if selected is None:
             sims = cosine(corpus_rows, chunk)[papers]
         else:
             sims = cosine(selected, chunk)[: len(papers)]

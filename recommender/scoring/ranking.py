@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -76,7 +79,8 @@ class Recommender:
         rows = self.representation.transform([item.text for item in profile_items])
         if self.release_encoder:
             _release_encoder(self.representation)
-        scores = top_values(rows, self.corpus_rows, self.aggregation).scores(self.aggregation)
+        with scoring_threads():
+            scores = top_values(rows, self.corpus_rows, self.aggregation).scores(self.aggregation)
         if self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 
@@ -86,7 +90,8 @@ class Recommender:
         order = order[~owned[order]]
         if top_n:
             order = order[:top_n]
-        reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.aggregation)
+        with scoring_threads():
+            reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.aggregation)
         return [
             Recommendation(
                 paper=self.corpus[index],
@@ -96,6 +101,26 @@ class Recommender:
             )
             for place, index in enumerate(order)
         ]
+
+
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def scoring_threads():
+    """One BLAS thread for the similarity products when the machine is busy (1-minute load at least
+    its core count): there a second thread only waits, and cost 0.2 s of CPU per warm 10k run for no
+    wall gain (docs/benchmarks-targets.md). A thread count the user set is left alone."""
+    if any(os.environ.get(name) for name in _THREAD_VARIABLES):
+        return nullcontext()
+    try:
+        busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except OSError:
+        busy = False
+    if not busy:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _release_encoder(representation) -> None:
@@ -137,11 +162,22 @@ class CorpusKeys:
         mask = np.zeros(self.size, dtype=bool)
         dois = {doi_key(item.doi) for item in library if item.doi}
         urls = {url_key(item.url) for item in library if item.url}
-        titles = {title_key(item.title) for item in library if item.title} - {""}
+        titles = {fast_title_key(item.title) for item in library if item.title} - {""}
         for keys, index in ((dois, self.by_doi), (urls, self.by_url), (titles, self.by_title)):
             for key in keys & index.keys():
                 mask[index[key]] = True
         return mask
+
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def fast_title_key(title: str) -> str:
+    """recommender.text.title_key, without its clean-up passes for plain ASCII titles with no TeX
+    (there they change nothing a key keeps): a 10,000-item library's keys in a few ms."""
+    if title.isascii() and "\\" not in title and "$" not in title:
+        return _NON_ALNUM.sub("", title.lower())
+    return title_key(title)
 
 
 def owned_mask(library: Sequence[LibraryItem], corpus: Sequence[Paper]) -> np.ndarray:

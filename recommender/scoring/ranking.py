@@ -42,6 +42,9 @@ class Recommender:
         representation: str | Representation = "tfidf",
         aggregation: str = DEFAULT_AGGREGATION,
         model=None,
+        corpus_rows=None,
+        corpus_keys: CorpusKeys | None = None,
+        incremental=None,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -50,11 +53,15 @@ class Recommender:
         if isinstance(representation, str):
             representation = make_representation(representation)
         self.representation = representation.fit([paper.text for paper in self.corpus])
-        self.corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
+        if corpus_rows is None:  # else: the rows this representation gave these papers before (prepared.py)
+            corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
+        self.corpus_rows = corpus_rows
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
         self.model = model
         self._corpus_factors = model.item_factors([paper.text for paper in self.corpus]) if model else None
-        self._corpus_keys = CorpusKeys(self.corpus)
+        self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
+        # an incremental.IncrementalScorer: the last run's rows and top-K values (dense rows only)
+        self.incremental = incremental if isinstance(self.corpus_rows, np.ndarray) else None
 
     def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
         """Aggregated content scores of every corpus paper for these library items."""
@@ -76,11 +83,18 @@ class Recommender:
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
-        rows = self.representation.transform([item.text for item in profile_items])
-        if self.release_encoder:
-            _release_encoder(self.representation)
+        texts = [item.text for item in profile_items]
         with scoring_threads():
-            scores = top_values(rows, self.corpus_rows, self.aggregation).scores(self.aggregation)
+            if self.incremental is not None:
+                release = (lambda: _release_encoder(self.representation)) if self.release_encoder else None
+                rows, values = self.incremental.score(texts, self.representation, self.corpus_rows,
+                                                      self.aggregation, release=release)
+            else:
+                rows = self.representation.transform(texts)
+                if self.release_encoder:
+                    _release_encoder(self.representation)
+                values = top_values(rows, self.corpus_rows, self.aggregation)
+            scores = values.scores(self.aggregation)
         if self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 
@@ -156,6 +170,15 @@ class CorpusKeys:
                 self.by_url.setdefault(url_key(paper.url), []).append(index)
             if not paper.title_derived:
                 self.by_title.setdefault(title_key(paper.title), []).append(index)
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "doi": self.by_doi, "url": self.by_url, "title": self.by_title}
+
+    @classmethod
+    def from_json(cls, data: dict) -> CorpusKeys:
+        keys = cls([])
+        keys.size, keys.by_doi, keys.by_url, keys.by_title = data["size"], data["doi"], data["url"], data["title"]
+        return keys
 
     def owned(self, library: Sequence[LibraryItem]) -> np.ndarray:
         """True for corpus papers the user already has: same DOI, URL or normalised title."""

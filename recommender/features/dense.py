@@ -195,13 +195,15 @@ class DenseRepresentation:
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         """Cached rows where the exact text was seen before; the model only for the others."""
         keys = [text_hash(text) for text in texts]
-        found = self.cache.lookup(self.model_id, keys, DIMENSION) if self.cache else {}
-        todo = {key: text for key, text in zip(keys, texts) if key not in found}
+        rows = np.zeros((len(keys), DIMENSION), dtype=np.float32)
+        cached = self.cache.fill(self.model_id, keys, rows) if self.cache else np.zeros(len(keys), dtype=bool)
+        todo = {key: text for key, text, hit in zip(keys, texts, cached) if not hit}
         if todo:
+            found: dict[bytes, np.ndarray] = {}
             self._embed_missing(todo, found)
-        if not keys:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+            missing = np.flatnonzero(~cached)
+            rows[missing] = np.vstack([found[keys[index]] for index in missing])
+        return rows
 
     def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
         if len(todo) >= 200:

@@ -138,8 +138,11 @@ def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) 
         f"parent's, so {context['driver_mb']:.0f} MB, this driver's own peak, is a floor). Libraries are synthetic `.jsonl` files of "
         "real CiteULike-a titles (beyond 16,980 items, two titles joined); the corpus is the ICML 2025 list "
         "(titles only) or the seed abstracts. *cold*: the embedding cache starts empty (dense embeds the "
-        "library and the corpus); *warm*: a re-run with the cache filled. tf-idf has no cache, so its cold "
-        "and warm rows differ only by noise.", "",
+        "library and the corpus); *warm*: a re-run with the embedding cache and the prepared corpus filled but "
+        "no kept library state, so the whole library is scored; the *incremental* rows re-run with the kept "
+        "state. tf-idf has no cache, so its cold and warm rows differ only by noise. Children run with "
+        "`OPENBLAS_NUM_THREADS=1` (benchmarks/measure.py). The zotero-arxiv-daily row re-embeds everything "
+        "with zotrec's own (already tuned) ONNX encoder, so its figure is a lower bound for that tool.", "",
         rendered, "", "## Targets", "", *targets(sections, default), "",
     ]
     if profile:

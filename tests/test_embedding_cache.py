@@ -174,3 +174,16 @@ def test_fill_writes_cached_rows_in_place_and_says_which(tmp_path):
     assert out[[0, 2, 3]].tolist() == [[1, 2, 3, 4], [0, 1, 2, 3], [1, 2, 3, 4]]
     assert out[1].tolist() == [-1] * 4
     assert not cache.fill("other", keys, out).any()
+
+
+def test_a_new_cache_file_is_private(tmp_path):
+    import stat
+
+    import numpy as np
+
+    from recommender.features.cache import EmbeddingCache, text_hash
+
+    cache = EmbeddingCache(tmp_path / "sub" / "c.sqlite3")
+    cache.store("m", {text_hash("a"): np.zeros(4, dtype=np.float32)})
+    files = list((tmp_path / "sub").iterdir())
+    assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)

@@ -70,7 +70,10 @@ class EmbeddingCache:
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                # Library texts' hashes and vectors are library data: the file is the user's alone
+                # (SQLite gives its -wal and -shm files the same permissions).
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
                 connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA synchronous=NORMAL")

@@ -104,7 +104,7 @@ def _load(path: Path):
             raise ValueError("arrays of the wrong type or size")
         os.utime(path)
         return hashes, rows, best, len(hashes)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
         log.warning("incremental state %s is damaged (%s): this run scores the whole library", path, error)
@@ -121,8 +121,9 @@ def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarra
                      rows=np.ascontiguousarray(rows, dtype=np.float32), best=best)
         os.replace(temporary, path)
     except OSError as error:
-        log.warning("incremental state %s cannot be written (%s): the next run scores the whole library",
-                    path, error)
+        # the embedding cache has already warned about an unusable cache folder
+        log.info("incremental state %s cannot be written (%s): the next run scores the whole library",
+                 path, error)
 
 
 def _prune(folder: Path) -> None:

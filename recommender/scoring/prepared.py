@@ -85,7 +85,7 @@ def load_prepared(key: str, folder: Path | None = None) -> PreparedCorpus | None
         if keys.get("size") != len(papers):
             raise ValueError("keys of another corpus")
         os.utime(entry)  # recently used: kept by the pruning
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError, KeyError, TypeError) as error:
         log.warning("prepared corpus %s is damaged (%s): it is rebuilt", entry, error)
@@ -113,7 +113,8 @@ def store_prepared(key: str, prepared: PreparedCorpus, folder: Path | None = Non
         log.debug("prepared corpus not stored: %s", error)
         shutil.rmtree(staging, ignore_errors=True)
     except (OSError, ValueError) as error:
-        log.warning("prepared corpus cache %s cannot be written (%s): the next run prepares it again", folder, error)
+        # the embedding cache has already warned about an unusable cache folder
+        log.info("prepared corpus cache %s cannot be written (%s): the next run prepares it again", folder, error)
 
 
 def _private(path: str, flags: int) -> int:

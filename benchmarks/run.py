@@ -124,7 +124,9 @@ def incremental_rows(settings: dict, libraries: dict[int, Path], work: Path, war
                              f"(bench {stamp} {run})"}) for n in range(10)]
         grown.write_text("\n".join(lines + extra) + "\n", encoding="utf-8")
         new_texts.append(grown)
-    reset = lambda: run_once(base, env)  # noqa: E731 - back to the 10k state, untimed
+    def reset() -> None:  # back to the 10k state, untimed
+        run_once(base, env)
+
     row = Measure("re-run after adding 10 new items to 10,000 (10 texts embedded)",
                   note="the model loads to embed the 10 new titles")
     for grown in new_texts:

@@ -37,7 +37,8 @@ class HashVectors:
         return rows
 
 
-WORDS = "graph neural flow bayes kernel attention sparse robust causal policy reward diffusion".split()
+WORDS = ["graph", "neural", "flow", "bayes", "kernel", "attention", "sparse", "robust", "causal", "policy",
+         "reward", "diffusion"]
 CORPUS = [Paper(id=f"p{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} study {i}") for i in range(300)]
 
 

@@ -13,7 +13,13 @@ import numpy as np
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION, ProfileScores, aggregate, reasons_for, top_values
+from recommender.scoring.aggregation import (
+    DEFAULT_AGGREGATION,
+    ProfileScores,
+    aggregate,
+    reasons_for,
+    top_values,
+)
 from recommender.text import doi_key, title_key, url_key
 
 log = logging.getLogger(__name__)

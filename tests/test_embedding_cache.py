@@ -155,3 +155,35 @@ def test_an_unwritable_cache_location_is_a_warning(tmp_path, caplog):
         cache.store("m", {text_hash("a"): vector(0)})
         assert cache.lookup("m", [text_hash("a")], DIM) == {}
     assert "cannot be opened" in caplog.text
+
+
+def test_fill_writes_cached_rows_in_place_and_says_which(tmp_path):
+    """fill() is lookup() without the second copy: duplicates, misses, a wrong-size row, another model."""
+    import numpy as np
+
+    from recommender.features.cache import EmbeddingCache, text_hash
+
+    cache = EmbeddingCache(tmp_path / "c.sqlite3")
+    vectors = {text_hash(t): np.arange(4, dtype=np.float32) + i for i, t in enumerate(["a", "b", "c"])}
+    cache.store("m", vectors)
+    cache.store("m", {text_hash("short"): np.zeros(3, dtype=np.float32)})
+    keys = [text_hash(t) for t in ["b", "new", "a", "b", "short"]]
+    out = np.full((5, 4), -1, dtype=np.float32)
+    found = cache.fill("m", keys, out)
+    assert found.tolist() == [True, False, True, True, False]
+    assert out[[0, 2, 3]].tolist() == [[1, 2, 3, 4], [0, 1, 2, 3], [1, 2, 3, 4]]
+    assert out[1].tolist() == [-1] * 4
+    assert not cache.fill("other", keys, out).any()
+
+
+def test_a_new_cache_file_is_private(tmp_path):
+    import stat
+
+    import numpy as np
+
+    from recommender.features.cache import EmbeddingCache, text_hash
+
+    cache = EmbeddingCache(tmp_path / "sub" / "c.sqlite3")
+    cache.store("m", {text_hash("a"): np.zeros(4, dtype=np.float32)})
+    files = list((tmp_path / "sub").iterdir())
+    assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)

@@ -97,3 +97,17 @@ def test_top_n_limits_and_ties_keep_corpus_order():
     library = [LibraryItem(key="A", title="zzzz unrelated")]
     recs = recommend(library, CORPUS, top_n=2)
     assert [r.paper.id for r in recs] == ["flow", "ts"]
+
+
+def test_fast_title_key_is_title_key(shared):
+    """The owned-paper check's fast key equals recommender.text.title_key on every real title."""
+    import json
+
+    from recommender.scoring.ranking import fast_title_key
+    from recommender.text import title_key
+
+    titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()
+    titles += [json.loads(line)["title"] for line in
+               (shared / "data" / "icml2025" / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
+    titles += ["{B}ayes  x", "a{\\em b}", "$x$ y", "Über", "  ", "Rodr\u0131\u0301guez", "a\tb\n c", "x\x7f"]
+    assert [fast_title_key(t) for t in titles] == [title_key(t) for t in titles]

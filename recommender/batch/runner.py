@@ -35,6 +35,7 @@ class BatchScorer:
         if top_n < 0:
             raise ValueError("top_n must be 0 (every paper) or more")
         self.recommender = recommender
+        recommender.release_encoder = False  # many users: keep the model loaded between them
         self.top_n = top_n
         self.corpus = recommender.corpus
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}

@@ -70,7 +70,10 @@ class EmbeddingCache:
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                # Library texts' hashes and vectors are library data: the file is the user's alone
+                # (SQLite gives its -wal and -shm files the same permissions).
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
                 connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA synchronous=NORMAL")
@@ -132,6 +135,33 @@ class EmbeddingCache:
         except sqlite3.Error as error:
             self._give_up("cannot be read", error)
             return {}
+        return found
+
+    def fill(self, model: str, hashes: Sequence[bytes], out: np.ndarray) -> np.ndarray:
+        """Write the cached vectors of `hashes` into the rows of `out` (n × dimension, float32) as they
+        are read, so no second copy of the library's vectors is ever held; returns which rows were found."""
+        found = np.zeros(len(hashes), dtype=bool)
+        connection = self._connect()
+        if connection is None or not len(hashes):
+            return found
+        positions: dict[int, list[int]] = {}
+        for position, key in enumerate(hashes):
+            positions.setdefault(_split(key)[0], []).append(position)
+        keys, width = list(positions), 4 * out.shape[1]
+        try:
+            table = self._table(connection, model, create=False)
+            for start in range(0, len(keys) if table else 0, _LOOKUP_CHUNK):
+                chunk = keys[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(f'SELECT key, rest, vector FROM "{table}" WHERE key IN ({marks})', chunk)
+                for key, rest, blob in rows:
+                    wanted = [position for position in positions[key] if hashes[position][8:] == rest]
+                    if wanted and len(blob) == width:
+                        out[wanted] = np.frombuffer(blob, dtype="<f4")
+                        found[wanted] = True
+        except sqlite3.Error as error:
+            self._give_up("cannot be read", error)
+            found[:] = False
         return found
 
     def store(self, model: str, vectors: Mapping[bytes, np.ndarray]) -> None:

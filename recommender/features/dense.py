@@ -28,7 +28,11 @@ TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "minilm" / "toke
 MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-BATCH_TOKENS = 4096  # padded tokens per model call: 256 titles or 16 full abstracts (bounds memory)
+# Padded tokens per model call: about 30 titles or 2 full abstracts. Small, length-sorted batches
+# waste little padding and stay in cache; with one intra-op thread the vectors are bit for bit the
+# ones 4,096-token batches on all cores give, at about 2x the texts per CPU-second (docs/benchmarks-targets.md).
+BATCH_TOKENS = 512
+ENCODER_THREADS = 1  # onnxruntime intra-op threads: more cost CPU on a busy machine for little wall time
 STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
 EXTRA_HINT = "pip install 'zotrec[embeddings]'"
 DEFAULT_FEATURES = "dense"  # chosen by docs/evaluation-features.md
@@ -96,7 +100,7 @@ class MiniLMEncoder:
     """Texts → unit-length 384-d rows: tokenise, run the int8 ONNX model, mean-pool, normalise."""
 
     def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
-                 *, threads: int = 0, batch_tokens: int = BATCH_TOKENS) -> None:
+                 *, threads: int = ENCODER_THREADS, batch_tokens: int = BATCH_TOKENS) -> None:
         self.model_path = Path(model_path) if model_path else None
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path else TOKENIZER_PATH
         self.threads = threads
@@ -129,6 +133,11 @@ class MiniLMEncoder:
             str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = tokenizer
+
+    def close(self) -> None:
+        """Free the ONNX session and its buffers (it is loaded again if more texts come)."""
+        self._session = None
+        self._tokenizer = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts in batches of similar token length (little padding); rows keep the input order."""
@@ -177,16 +186,24 @@ class DenseRepresentation:
     def fit(self, corpus_texts: Sequence[str]) -> DenseRepresentation:
         return self
 
+    def release_model(self) -> None:
+        """Free the encoder's memory before scoring (a later transform loads it again when needed)."""
+        close = getattr(self.encoder, "close", None)
+        if close is not None:
+            close()
+
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         """Cached rows where the exact text was seen before; the model only for the others."""
         keys = [text_hash(text) for text in texts]
-        found = self.cache.lookup(self.model_id, keys, DIMENSION) if self.cache else {}
-        todo = {key: text for key, text in zip(keys, texts) if key not in found}
+        rows = np.zeros((len(keys), DIMENSION), dtype=np.float32)
+        cached = self.cache.fill(self.model_id, keys, rows) if self.cache else np.zeros(len(keys), dtype=bool)
+        todo = {key: text for key, text, hit in zip(keys, texts, cached) if not hit}
         if todo:
+            found: dict[bytes, np.ndarray] = {}
             self._embed_missing(todo, found)
-        if not keys:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+            missing = np.flatnonzero(~cached)
+            rows[missing] = np.vstack([found[keys[index]] for index in missing])
+        return rows
 
     def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
         if len(todo) >= 200:

@@ -120,11 +120,55 @@ def load_corpus_papers(corpus_paths):
     loaded = load_corpus(paths)
     for skipped in loaded.skipped:
         log.warning("%s: %s", skipped.where, skipped.reason)
-    title_only = sum(paper.abstract is None for paper in loaded.papers)
+    _say_title_only(loaded.papers)
+    return loaded.papers
+
+
+def build_recommender(corpus_paths, *, features: str, aggregation: str, model_path: str | None):
+    """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
+    (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again."""
+    from recommender.corpus.store import resolve_corpus_path, zotrec_version
+    from recommender.features import make_representation
+    from recommender.scoring.prepared import prepare
+    from recommender.scoring.ranking import CorpusKeys, Recommender
+
+    files = [resolve_corpus_path(spec) for spec in (list(corpus_paths) or default_corpus_paths())]
+    if not all(file.is_file() for file in files):  # the reader gives the one-line error
+        papers = load_corpus_papers(corpus_paths)
+        return Recommender(papers, aggregation=aggregation, representation=features, model=load_model(model_path))
+    representation = make_representation(features)
+
+    def load():
+        from recommender.corpus.readers import load_corpus
+
+        loaded = load_corpus(files)
+        return loaded.papers, {"skipped": [[skipped.where, skipped.reason] for skipped in loaded.skipped]}
+
+    def matrix(papers):
+        if features != "dense":  # tf-idf is fitted per run; only dense rows are stored
+            return None
+        return representation.transform([paper.text for paper in papers])
+
+    prepared, key = prepare(files, load, features, getattr(representation, "model_id", ""), zotrec_version(),
+                            matrix, lambda papers: CorpusKeys(papers).to_json())
+    for where, reason in prepared.notes.get("skipped", []):
+        log.warning("%s: %s", where, reason)
+    _say_title_only(prepared.papers)
+    incremental = None
+    if prepared.matrix is not None:  # dense rows: keep each library's rows and top-K for the next run
+        from recommender.scoring.incremental import IncrementalScorer, state_dir
+
+        incremental = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
+    return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
+                       model=load_model(model_path), corpus_rows=prepared.matrix,
+                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental)
+
+
+def _say_title_only(papers) -> None:
+    title_only = sum(paper.abstract is None for paper in papers)
     if title_only:
         log.info("%d of %d corpus papers have no abstract: they are scored on their titles.",
-                 title_only, len(loaded.papers))
-    return loaded.papers
+                 title_only, len(papers))
 
 
 def load_model(model_path: str | None):

@@ -6,9 +6,8 @@ import click
 
 from zotero_bridge.cli.common import (
     DEFAULT_AGGREGATION,
+    build_recommender,
     friendly_errors,
-    load_corpus_papers,
-    load_model,
     profile_for,
     read_sources,
     source_options,
@@ -49,16 +48,14 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     """
     from recommender.features.dense import choose_features
     from recommender.scoring.aggregation import parse_aggregation
-    from recommender.scoring.ranking import Recommender
     from zotero_bridge.render.reading_list import render_recommendations
 
     parse_aggregation(aggregation)
     features = choose_features(features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     profile = profile_for(read.items, collection)
-    papers = load_corpus_papers(corpus_paths)
-    recommender = Recommender(papers, aggregation=aggregation, representation=features,
-                              model=load_model(model_path))
+    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation,
+                                    model_path=model_path)
     recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):

@@ -35,8 +35,7 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
     """Read and merge every source; an item seen twice (same key and title) is reported once."""
     options = options or SourceOptions()
     merged = LibraryRead()
-    seen: dict[tuple[str, str], str] = {}
-    keys_seen: set[str] = set()
+    titles_by_key: dict[str, list[str]] = {}  # title keys are computed only when a key repeats
     for spec in specs:
         read = _read_one(spec, options)
         merged.sources.append(spec)
@@ -44,14 +43,16 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
         for name, value in read.stats.items():
             merged.stats[name] = merged.stats.get(name, 0) + value if isinstance(value, int) else value
         for item in read.items:
-            identity = (item.key, title_key(item.title))
-            if identity in seen:
-                merged.skipped.append(Skipped(f"{spec}: {item.key}", "duplicate item (same key and title)"))
-                continue
-            seen[identity] = spec
-            if item.key in keys_seen:
+            earlier = titles_by_key.get(item.key)
+            if earlier is None:
+                titles_by_key[item.key] = [item.title]
+            else:
+                known = {title_key(title) for title in earlier}
+                if title_key(item.title) in known:
+                    merged.skipped.append(Skipped(f"{spec}: {item.key}", "duplicate item (same key and title)"))
+                    continue
                 log.warning("%s: key '%s' is used by more than one item; all are kept", spec, item.key)
-            keys_seen.add(item.key)
+                earlier.append(item.title)
             merged.items.append(_capped(item, spec))
     return merged
 

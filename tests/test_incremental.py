@@ -1,0 +1,156 @@
+"""The incremental re-run and the prepared-corpus cache give exactly a full run's output."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import stat
+
+import numpy as np
+import pytest
+
+from recommender.items import LibraryItem, Paper
+from recommender.scoring.incremental import IncrementalScorer
+from recommender.scoring.ranking import Recommender
+
+
+class HashVectors:
+    """A stand-in encoder: each text's vector is fixed by its bytes (unit length, 64-d), and every
+    text that goes through `transform` is counted, so a test sees what was embedded again."""
+
+    name = "dense"
+    model_id = "test-hash-vectors"
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def fit(self, texts):
+        return self
+
+    def transform(self, texts):
+        self.seen += len(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for index, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            row = np.random.default_rng(seed).standard_normal(64).astype(np.float32)
+            rows[index] = row / np.linalg.norm(row)
+        return rows
+
+
+WORDS = ["graph", "neural", "flow", "bayes", "kernel", "attention", "sparse", "robust", "causal", "policy",
+         "reward", "diffusion"]
+CORPUS = [Paper(id=f"p{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} study {i}") for i in range(300)]
+
+
+def library(count: int, start: int = 0) -> list[LibraryItem]:
+    items = [LibraryItem(key=f"K{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 7) % 12]} paper {i}")
+             for i in range(start, start + count)]
+    return items + [LibraryItem(key="dup", title=items[0].title)]  # a tie with the first item
+
+
+def ranked(recs):
+    return [(r.rank, r.paper.id, r.score.hex(), [(x.item_key, x.similarity.hex()) for x in r.reasons]) for r in recs]
+
+
+def full_run(items, aggregation="top5", top_n=20):
+    return ranked(Recommender(CORPUS, representation=HashVectors(), aggregation=aggregation)
+                  .recommend(items, top_n=top_n))
+
+
+@pytest.mark.parametrize("aggregation", ["top5", "max", "mean"])
+def test_adding_items_scores_only_them_and_gives_a_full_runs_output(tmp_path, aggregation):
+    state = IncrementalScorer(tmp_path, "corpus-key/" + aggregation)
+    encoder = HashVectors()
+    scorer = Recommender(CORPUS, representation=encoder, aggregation=aggregation, incremental=state)
+    first = library(2100)
+    grown = first + library(10, start=5000)[:10]
+    assert ranked(scorer.recommend(first, top_n=25)) == full_run(first, aggregation, 25)
+    seen = encoder.seen
+    assert ranked(scorer.recommend(grown, top_n=25)) == full_run(grown, aggregation, 25)
+    assert encoder.seen - seen == 10  # only the new texts were embedded
+    assert state.reused_items == (0 if aggregation == "mean" else 2101)  # mean sums again (rows still reused)
+
+
+def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
+    state = IncrementalScorer(tmp_path, "corpus-key/top5")
+    scorer = Recommender(CORPUS, representation=HashVectors(), incremental=state)
+    items = library(500)
+    scorer.recommend(items)
+    edited = list(items)
+    edited[3] = LibraryItem(key="K3", title="an edited title about reward policy")
+    assert ranked(scorer.recommend(edited, top_n=0)) == full_run(edited, top_n=0)
+    assert state.reused_items == 0
+    removed = items[:200] + items[201:]
+    assert ranked(scorer.recommend(removed)) == full_run(removed)
+    assert state.reused_items == 0
+    assert ranked(scorer.recommend(removed + library(3, start=900))) == full_run(removed + library(3, start=900))
+    assert state.reused_items == len(removed)
+
+
+def test_the_state_is_private_and_a_damaged_one_only_costs_time(tmp_path, caplog):
+    state = IncrementalScorer(tmp_path, "corpus-key/top5")
+    scorer = Recommender(CORPUS, representation=HashVectors(), incremental=state)
+    items = library(50)
+    scorer.recommend(items)
+    (path,) = tmp_path.glob("*.npz")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_bytes(path.read_bytes()[:300])
+    with caplog.at_level(logging.WARNING):
+        assert ranked(scorer.recommend(items + library(2, start=70))) == full_run(items + library(2, start=70))
+    assert "damaged" in caplog.text
+
+
+def test_prepared_corpus_round_trips_and_survives_damage(tmp_path, caplog, monkeypatch):
+    from recommender.scoring import prepared as prep
+    from recommender.scoring.ranking import CorpusKeys
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "title": "T"}\n', encoding="utf-8")
+    papers = [Paper(id="a", title="Flows {B}", abstract=None, authors=("X Y",), doi="10.1/x", year=2025,
+                    metadata={"pdf_url": "https://x/a.pdf", "n": [1, 2]}),
+              Paper(id="b", title="Kernels", abstract="An abstract.", title_derived=False)]
+    calls = []
+
+    def load():
+        calls.append(1)
+        return papers, {"skipped": [["corpus.jsonl:3", "no title"]]}
+
+    def build(_papers):
+        return prep.prepare([corpus], load, "dense", "m1", "1.0", lambda p: HashVectors().transform(
+            [x.text for x in p]), lambda p: CorpusKeys(p).to_json())
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ZOTREC_CACHE_DIR", str(cache))
+    first, key = build(papers)
+    second, key2 = build(papers)
+    assert key == key2 and len(calls) == 1
+    assert second.papers == papers and [p.metadata for p in second.papers] == [p.metadata for p in papers]
+    assert second.matrix.tobytes() == first.matrix.tobytes()
+    assert second.notes == {"skipped": [["corpus.jsonl:3", "no title"]]}
+    assert CorpusKeys.from_json(second.keys).owned([LibraryItem(key="x", title="flows b")]).tolist() == [True, False]
+    entry = cache / "prepared" / key
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in entry.iterdir())
+    corpus.write_text('{"id": "a", "title": "T2"}\n', encoding="utf-8")  # new content: a new entry
+    assert build(papers)[1] != key and len(calls) == 2
+    corpus.write_text('{"id": "a", "title": "T"}\n', encoding="utf-8")
+    (entry / "matrix.npy").write_bytes(b"\x93NUMPY broken")
+    with caplog.at_level(logging.WARNING):
+        again, _ = build(papers)
+    assert "damaged" in caplog.text and len(calls) == 3
+    assert again.matrix.tobytes() == first.matrix.tobytes()
+    assert build(papers)[0].matrix.tobytes() == first.matrix.tobytes() and len(calls) == 3  # rebuilt entry
+
+
+def test_runs_preparing_the_same_corpus_at_once_leave_one_whole_entry(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from recommender.scoring import prepared as prep
+
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}") for i in range(50)]
+    matrix = HashVectors().transform([p.title for p in papers])
+    entry = prep.PreparedCorpus(papers, {"size": 50, "doi": {}, "url": {}, "title": {}}, matrix, {})
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: prep.store_prepared("k1", entry, tmp_path), range(16)))
+    assert [path.name for path in tmp_path.iterdir()] == ["k1"]  # no half-written folders left behind
+    loaded = prep.load_prepared("k1", tmp_path)
+    assert loaded.papers == papers and loaded.matrix.tobytes() == matrix.tobytes()

@@ -204,7 +204,7 @@ _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 def fast_title_key(title: str) -> str:
     """recommender.text.title_key, without its clean-up passes for plain ASCII titles with no TeX
     (there they change nothing a key keeps): a 10,000-item library's keys in a few ms."""
-    if title.isascii() and "\\" not in title and "$" not in title:
+    if title.isascii() and "\\" not in title and "$" not in title and "<" not in title:
         return _NON_ALNUM.sub("", title.lower())
     return title_key(title)
 

@@ -129,7 +129,10 @@ def test_a_paper_the_user_trashed_is_not_created_again(zotero_server, papers):
     zotero_server.edit_item(library, items[0]["key"], deleted=1)
     report = sync(zotero_server, papers, top_n=5)
     assert [e.note for e in report.plan.entries if e.action == "skip"] == ["you moved it to the trash"]
-    assert report.result is None  # nothing to write
+    assert report.result.created == 1  # the next paper takes its place: the collection is full again
+    collection, items, members = ours(zotero_server)
+    live = [m for m in members if not m.get("deleted")]
+    assert len(live) == 5 and len(items) == 6 and items[0]["deleted"] == 1
 
 
 def test_dry_run_sends_no_write(zotero_server, corpus_file):

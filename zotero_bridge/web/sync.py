@@ -52,9 +52,11 @@ class SyncReport:
 
     def as_dict(self) -> dict[str, Any]:
         """The stable JSON shape of `zotrec sync --format json`."""
+        by_id = {rec.paper.id: rec for rec in self.recommendations}
         entries = [{"action": e.action, "title": e.title, "corpus_id": e.corpus_id or None,
                     "item_key": e.item_key or None, "rank": e.rank,
-                    "score": None if e.score is None else round(e.score, 4), "note": e.note or None}
+                    "score": None if e.score is None else round(e.score, 4), "note": e.note or None,
+                    "why": why_lines(by_id[e.corpus_id]) if e.rank and e.corpus_id in by_id else []}
                    for e in self.plan.entries]
         result = self.result or ApplyResult()
         return {
@@ -79,8 +81,9 @@ def run_sync(request: SyncRequest) -> SyncReport:
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             snapshot = sync_snapshot(session, cache)
             read = library_read(snapshot, session.credentials, keep=lambda data: not is_ours(data))
-            recs = recommender.recommend(read.items, top_n=request.top_n)
-            plan = make_plan(snapshot, recs, cache, request.collection_name)
+            recs = recommender.recommend(read.items, top_n=0)
+            plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n)
+            recs = [rec for rec in recs if rec.paper.id in {e.corpus_id for e in plan.entries}]
             report = SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, round_number)
             if request.dry_run or not plan.needs_writes:
                 break
@@ -102,6 +105,15 @@ def run_sync(request: SyncRequest) -> SyncReport:
 _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
 
 
+def why_lines(rec: Recommendation) -> list[str]:
+    """The reasons a person reads under a planned paper: the library items it is like, then the feedback."""
+    lines = []
+    if rec.reasons:
+        lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
+    lines.extend(getattr(rec, "feedback", ()) or ())
+    return lines
+
+
 def render_sync_report(report: SyncReport, fmt: str) -> str:
     """`table` (plain text a person reads) or `json` (SyncReport.as_dict, with request counts)."""
     import json
@@ -111,11 +123,15 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
     state = "dry run: nothing was written" if report.dry_run else (
         "nothing to change" if report.result is None else "written")
     lines = [f"Zotero sync · {report.library} · collection \"{report.plan.collection_name}\" ({state})"]
+    by_id = {rec.paper.id: rec for rec in report.recommendations}
     for entry in report.plan.entries:
         rank = f"#{entry.rank}" if entry.rank else ""
         score = f"{entry.score:.3f}" if entry.score is not None else ""
         note = f"  [{entry.note}]" if entry.note else ""
         lines.append(f"  {_ACTION_LABELS[entry.action]:<11} {rank:>4} {score:>6}  {entry.title}{note}")
+        rec = by_id.get(entry.corpus_id) if entry.action in ("add", "link", "keep") and entry.rank else None
+        if rec is not None:
+            lines.extend(f"{'':25}{why}" for why in why_lines(rec))
     counts = ", ".join(f"{len(report.plan.of(a))} {a}" for a in ("add", "link", "keep", "remove", "skip"))
     lines.append(f"Plan: {counts}.")
     if report.result is not None:

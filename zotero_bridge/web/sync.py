@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from recommender.items import Paper, Recommendation
@@ -36,6 +37,7 @@ class SyncRequest:
     aggregation: str = DEFAULT_AGGREGATION
     representation: str = "tfidf"
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
+    memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
 
 
 @dataclass
@@ -71,35 +73,84 @@ class SyncReport:
 
 
 def run_sync(request: SyncRequest) -> SyncReport:
-    """Read, score, plan, and (unless dry-run) write; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
+    """Read, learn from the fates of earlier recommendations, score, plan, and (unless dry-run) write and
+    remember; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
     from recommender.scoring.ranking import Recommender
+    from zotero_bridge.feedback.memory import Memory
 
     recommender = Recommender(request.papers, representation=request.representation,
                               aggregation=request.aggregation, model=request.model)
     session, cache = open_session(request.options)
+    memory = Memory(request.memory_path)
+    library = library_name(session.credentials.library_type, session.credentials.library_id)
     try:
+        first_version = cache.library_version
+        remembered = memory.papers(library)
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
+            since = cache.library_version
             snapshot = sync_snapshot(session, cache)
-            read = library_read(snapshot, session.credentials, keep=lambda data: not is_ours(data))
-            recs = recommender.recommend(read.items, top_n=0)
-            plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n)
-            recs = [rec for rec in recs if rec.paper.id in {e.corpus_id for e in plan.entries}]
-            report = SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, round_number)
-            if request.dry_run or not plan.needs_writes:
+            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered)
+            remembered = fates
+            report.rounds = round_number
+            if request.dry_run or not report.plan.needs_writes:
                 break
             try:
-                report.result = Writer(session, cache, snapshot).apply(plan, recs)
+                report.result = Writer(session, cache, snapshot).apply(report.plan, report.recommendations)
                 break
             except WriteConflict as conflict:
                 log.info("%s; reading the changes and planning again.", conflict)
         else:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
+        if not request.dry_run:
+            _remember(memory, library, report, fates, snapshot, moved=snapshot.version != first_version)
         report.stats = session.stats()
         return report
     finally:
         session.close()
         cache.close()
+        memory.close()
+
+
+def library_name(library_type: str, library_id: str) -> str:
+    """How the memory names a library, whichever source reads it: 'user:123' or 'group:456'."""
+    return f"{library_type}:{library_id}"
+
+
+def _plan_round(request, recommender, session, cache, snapshot, since, remembered):
+    """One read → fates → feedback → ranking → plan."""
+    from recommender.scoring.feedback import apply_feedback
+    from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
+    from zotero_bridge.feedback.web_view import web_view
+
+    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()])
+    fates = read_fates(remembered, view, request.collection_name)
+    feedback = feedback_for(fates)
+    if fates:
+        log.info("What you did with earlier recommendations: %s.",
+                 ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))
+    read = library_read(snapshot, session.credentials,
+                        keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
+    recs = recommender.recommend(read.items, top_n=0)
+    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback)
+    plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items)
+    planned = {entry.corpus_id for entry in plan.entries}
+    recs = [rec for rec in recs if rec.paper.id in planned]
+    return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
+
+
+def _remember(memory, library, report, fates, snapshot, *, moved: bool) -> None:
+    """Store the run and the fates read in it, in one transaction, after the writes succeeded."""
+    from zotero_bridge.feedback.learn import after_run
+    from zotero_bridge.feedback.memory import ShownPaper
+
+    plan, result = report.plan, report.result
+    collection_key = (result.collection_key if result else None) or plan.collection_key or ""
+    created = result.created_keys if result else {}
+    made, updated = after_run(fates, plan.entries, created, snapshot.items, collection_key, moved)
+    shown = [ShownPaper(e.corpus_id, e.title, e.rank, e.score, e.item_key or created.get(e.corpus_id, ""), e.action)
+             for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove")]
+    memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated)
 
 
 _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}

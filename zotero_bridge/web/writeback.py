@@ -16,7 +16,7 @@ import logging
 import re
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recommender.items import Recommendation
@@ -88,11 +88,13 @@ def corpus_id_of(data: Mapping) -> str:
 
 
 def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,
-              top_n: int | None = None, known_collections: Sequence[str] = ()) -> Plan:
+              top_n: int | None = None, known_collections: Sequence[str] = (),
+              kept: Collection[str] = ()) -> Plan:
     """Fill `top_n` places (default: one per recommendation) from the ranking, best first; nothing is sent.
 
     A paper without a real title (a seed abstract) is never written; a paper the user trashed, or took out
     of the collection after zotrec put it there, is skipped and the next one takes its place (a refill).
+    Items in `kept` (keys of recommendations the user adopted) stay where the user left them.
     """
     collection_key = find_collection(snapshot.collections, collection_name, known_collections)
     plan = Plan(collection_name, collection_key, snapshot.version)
@@ -133,19 +135,21 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
                                       note="seed abstracts without their paper's title are never written to "
                                            "Zotero; use a titled corpus (zotrec corpus fetch icml2025)"))
     if collection_key:
-        plan.entries.extend(_removals(snapshot, collection_key, wanted, records))
+        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept)))
     return plan
 
 
 def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
-              records: Mapping[str, WrittenRecord]) -> list[PlanEntry]:
+              records: Mapping[str, WrittenRecord], kept: set[str]) -> list[PlanEntry]:
     entries = []
     for key, data in snapshot.items.items():
         if key in wanted or data.get("deleted") or collection_key not in (data.get("collections") or []):
             continue
         title = str(data.get("title") or key)
         record = records.get(key)
-        if record is None:
+        if key in kept:
+            entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note="you kept it"))
+        elif record is None:
             note = "added by you" if not is_ours(data) else "no record of zotrec writing it on this computer"
             entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note=f"out of the top N; {note}"))
         elif record.version != data.get("version"):
@@ -235,8 +239,10 @@ def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
 def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
     """The child note: why zotrec recommends this paper."""
     reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
+    learned = "".join(f"<li>{html.escape(line)}</li>" for line in rec.feedback)
     body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.</p>"
-            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else ""))
+            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
+            + (f"<p>From what you did with earlier recommendations:</p><ul>{learned}</ul>" if learned else ""))
     return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
             "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}
 

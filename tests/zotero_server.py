@@ -143,6 +143,27 @@ class FakeZotero:
             del lib.items[key]
             lib.deleted["items"][key] = lib.version
 
+    # ---- what a user does in their Zotero client (each is one synced change, as the real server records it)
+    def trash_item(self, lib: Library, key: str) -> None:
+        """Move to the trash: the item stays, with `deleted: 1` in its data and a new version."""
+        self.edit_item(lib, key, deleted=1)
+
+    def tag_item(self, lib: Library, key: str, tag: str) -> None:
+        self.edit_item(lib, key, tags=[*lib.items[key].get("tags", []), {"tag": tag}])
+
+    def file_item(self, lib: Library, key: str, add: str | None = None, remove: str | None = None) -> None:
+        """Add the item to collection `add` and/or take it out of `remove` (one edit of `collections`)."""
+        collections = [c for c in lib.items[key].get("collections", []) if c != remove]
+        self.edit_item(lib, key, collections=collections + ([add] if add and add not in collections else []))
+
+    def add_child(self, lib: Library, parent: str, item_type: str = "note", **data: Any) -> str:
+        """A child note/attachment (or an annotation, whose parent is an attachment); the parent's own
+        version does not change, as on the real server."""
+        base = {"note": {"note": "<p>my note</p>"},
+                "attachment": {"linkMode": "imported_file", "title": "paper.pdf", "contentType": "application/pdf"},
+                "annotation": {"annotationType": "highlight", "annotationText": "key result"}}[item_type]
+        return self.add_item(lib, itemType=item_type, parentItem=parent, **{**base, **data})
+
     def inject(self, status: int, times: int = 1, **kwargs: Any) -> None:
         """Answer the next `times` matching requests with `status` (headers/body/method/path_contains)."""
         self.faults.append(Fault(status, times, **kwargs))

@@ -25,14 +25,19 @@ from recommender.collaborative.datasets import InteractionData
 from recommender.evaluation.peers import aggregate_similarities
 from recommender.evaluation.protocol import item_cold_folds, without_items
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
-from recommender.scoring.feedback import dismissed_penalty, kept_boost
+from recommender.scoring.feedback import (
+    dismissed_penalty,
+    linear_feedback_scores,
+    negative_sample,
+    standardised,
+)
 
 log = logging.getLogger(__name__)
 
 ROUNDS = 3
 SHOWN = 20
 RECALL_AT = 50
-PENALTY_GRID = (0.0, 0.5, 1.0, 2.0)
+RULES = (0.5, 1.0, 2.0, ("linear", 0.5, True), ("linear", 1.0, True), ("linear", 2.0, True))
 VALIDATION_FOLD = 1
 
 
@@ -54,38 +59,52 @@ def _round_metrics(scores: np.ndarray, shown: np.ndarray, relevant: np.ndarray, 
     return top, float(relevant[top].sum() / size), recall
 
 
-def simulate_user(profile_sims: np.ndarray, test_sims: np.ndarray, relevant: np.ndarray, penalties: dict,
-                  aggregation: str, rounds: int, size: int) -> dict[str, list[tuple[float, float]]]:
-    """One user, every arm: arm name → [(precision, recall@50)] per round."""
+def simulate_user(profile_sims: np.ndarray, test_sims: np.ndarray, relevant: np.ndarray, arms: dict,
+                  aggregation: str, rounds: int, size: int, rows=None, seed: int = 0
+                  ) -> dict[str, list[tuple[float, float]]]:
+    """One user, every arm: arm name → [(precision, recall@50)] per round.
+
+    An arm is None (no feedback), a penalty weight (kept papers join the profile, dismissed ones penalise
+    what is like them), or ("linear", weight, with_feedback): the content score plus `weight` × a per-user
+    logistic regression (`rows` = (profile rows, candidate rows)); with_feedback=False trains it on the
+    profile and random negatives only, to tell the model from the feedback it learns from.
+    """
     results: dict[str, list[tuple[float, float]]] = {}
     base = aggregate_similarities(profile_sims, aggregation)
-    for arm, setting in penalties.items():
-        weight, boost = setting if isinstance(setting, tuple) else (setting, 0.0)
+    for arm, setting in arms.items():
         shown = np.zeros(len(relevant), dtype=bool)
         kept: list[int] = []
         dismissed: list[int] = []
-        rows = []
+        per_round = []
         for _ in range(rounds):
-            if weight is None or not (kept or dismissed):
+            if setting is None or not (kept or dismissed):
                 scores = base
+            elif isinstance(setting, tuple):
+                _, weight, learn = setting
+                sims = np.vstack([profile_sims, test_sims[kept]]) if kept and learn else profile_sims
+                content = aggregate_similarities(sims, aggregation)
+                profile_rows, candidate_rows = rows
+                negatives = negative_sample(len(relevant), profile_rows.shape[0] + len(kept), np.flatnonzero(shown),
+                                            seed)
+                used_kept, used_dismissed = (kept, dismissed) if learn else ([], [])
+                linear = linear_feedback_scores(profile_rows, candidate_rows[used_kept], candidate_rows[used_dismissed],
+                                                candidate_rows[negatives], candidate_rows)
+                scores = standardised(content) + weight * standardised(linear)
             else:
                 sims = np.vstack([profile_sims, test_sims[kept]]) if kept else profile_sims
                 scores = aggregate_similarities(sims, aggregation)
-                remaining = ~shown
-                scores = scores.copy()
-                if kept and boost:
-                    closest = test_sims[kept].max(axis=0)
-                    scores[remaining] = kept_boost(scores[remaining], closest[remaining], boost)
-                if dismissed and weight:
+                if dismissed and setting:
+                    remaining = ~shown
                     nearest = test_sims[dismissed].max(axis=0)
-                    scores[remaining] = dismissed_penalty(scores[remaining], nearest[remaining], weight)
+                    scores = scores.copy()
+                    scores[remaining] = dismissed_penalty(scores[remaining], nearest[remaining], setting)
             top, precision, recall = _round_metrics(scores, shown, relevant, size)
-            rows.append((precision, recall))
+            per_round.append((precision, recall))
             shown[top] = True
-            if weight is not None:
+            if setting is not None:
                 kept += [int(i) for i in top if relevant[i]]
                 dismissed += [int(i) for i in top if not relevant[i]]
-        results[arm] = rows
+        results[arm] = per_round
     return results
 
 
@@ -110,7 +129,7 @@ def simulate_fold(data: InteractionData, fold: int, penalties: dict, *, users: i
         profile_sims = np.asarray((profile @ test_rows.T).toarray(), dtype=np.float32)
         relevant = held[user].toarray().ravel() > 0
         for arm, per_round in simulate_user(profile_sims, test_sims, relevant, penalties, aggregation,
-                                            rounds, size).items():
+                                            rounds, size, (profile, test_rows), seed=int(user)).items():
             for r, values in enumerate(per_round):
                 totals[arm][r].append(values)
     summary = {arm: [[float(np.mean([v[0] for v in values])), float(np.nanmean([v[1] for v in values]))]
@@ -119,24 +138,35 @@ def simulate_fold(data: InteractionData, fold: int, penalties: dict, *, users: i
     return {"fold": fold, "users": int(len(evaluated)), "candidates": int(len(test_items)), "arms": summary}
 
 
-def choose_penalty(data: InteractionData, *, users: int | None = None, aggregation: str = DEFAULT_AGGREGATION,
-                   fold: int = VALIDATION_FOLD, grid: tuple[float, ...] = PENALTY_GRID) -> tuple[float, dict]:
-    """The dismissed-paper penalty with the best last-round precision on a validation fold."""
-    arms = {f"penalty {weight:g}": weight for weight in grid}
+def _arm_name(setting) -> str:
+    if isinstance(setting, tuple):
+        return f"with feedback: linear model ×{setting[1]:g}" if setting[2] else f"linear model ×{setting[1]:g}, no feedback"
+    return f"with feedback: penalty {setting:g}"
+
+
+def choose_rule(data: InteractionData, *, users: int | None = None, aggregation: str = DEFAULT_AGGREGATION,
+                fold: int = VALIDATION_FOLD, candidates: tuple = RULES) -> tuple[object, dict]:
+    """The feedback rule (a penalty weight or a linear-model weight) with the best last-round precision on a
+    validation fold."""
+    arms = {_arm_name(setting): setting for setting in candidates}
     report = simulate_fold(data, fold, arms, users=users, aggregation=aggregation)
-    best = max(grid, key=lambda weight: report["arms"][f"penalty {weight:g}"][-1][0])
+    best = max(candidates, key=lambda setting: report["arms"][_arm_name(setting)][-1][0])
     return best, report
 
 
 def evaluate_feedback(data: InteractionData, *, fold: int = 0, users: int | None = None,
-                      aggregation: str = DEFAULT_AGGREGATION, penalty: float | None = None) -> dict:
-    """Choose the penalty on the validation fold (unless given), then run both arms on `fold`."""
+                      aggregation: str = DEFAULT_AGGREGATION, rule=None) -> dict:
+    """Choose the rule on the validation fold (unless given), then run it against no feedback on `fold`
+    (with two ablations: the kept papers alone, and the linear model without the feedback examples)."""
     validation = None
-    if penalty is None:
-        penalty, validation = choose_penalty(data, users=users, aggregation=aggregation)
-    arms = {"without feedback": None, "kept → profile only": 0.0, f"with feedback (penalty {penalty:g})": penalty}
+    if rule is None:
+        rule, validation = choose_rule(data, users=users, aggregation=aggregation)
+    arms = {"without feedback": None, "kept papers join the profile only": 0.0}
+    if isinstance(rule, tuple):
+        arms[_arm_name(("linear", rule[1], False))] = ("linear", rule[1], False)
+    arms[_arm_name(rule)] = rule
     report = simulate_fold(data, fold, arms, users=users, aggregation=aggregation)
-    report.update(data=data.name, penalty=penalty, aggregation=aggregation, validation=validation)
+    report.update(data=data.name, rule=_arm_name(rule), aggregation=aggregation, validation=validation)
     return report
 
 

@@ -132,7 +132,10 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
     recs = recommender.recommend(read.items, top_n=0)
-    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback)
+    profile = [item.text for item in read.items if item.text.strip()]
+    profile_rows = recommender.representation.transform(profile) if feedback and profile else None
+    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
+                          profile_rows=profile_rows)
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items)
     planned = {entry.corpus_id for entry in plan.entries}
     recs = [rec for rec in recs if rec.paper.id in planned]

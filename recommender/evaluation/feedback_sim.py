@@ -55,7 +55,7 @@ def _round_metrics(scores: np.ndarray, shown: np.ndarray, relevant: np.ndarray, 
     order = np.argsort(-candidates, kind="stable")
     top = order[:size]
     left = relevant & ~shown
-    recall = float(relevant[order[:RECALL_AT]].sum() / left.sum()) if left.any() else np.nan
+    recall = float(left[order[:RECALL_AT]].sum() / left.sum()) if left.any() else np.nan
     return top, float(relevant[top].sum() / size), recall
 
 

@@ -3,15 +3,16 @@
 Fold f's items lose every save (protocol.item_cold_folds); each evaluated user (≥ 1 training save, ≥ 1
 held-out save) has a profile made of their training items' text. Over `rounds` rounds the user is shown a
 top-`shown` list of the held-out items not shown before; they keep those among their hidden saves and
-remove the others. Both arms exclude what was shown before, so the comparison isolates the learning:
+remove the others. Every arm excludes what was shown before, so the comparison isolates the learning:
 
 - without feedback: the same profile every round;
-- with feedback: kept papers join the profile, and every candidate loses
-  `scoring.feedback.dismissed_penalty` for its similarity to the dismissed ones (the rule zotrec uses).
+- kept papers join the profile, and either a penalty for similarity to removed papers
+  (`scoring.feedback.dismissed_penalty`) or a per-user linear model (`scoring.feedback.linear_feedback_scores`,
+  the rule zotrec uses) trained with the kept and removed papers.
 
 Per round: precision@`shown` of the shown list, and recall@50 of the round's ranking over the user's
-held-out saves not shown yet. The penalty weight is chosen on another fold (validation) before the
-reported fold is run.
+held-out saves not shown yet. The rule and its weight are chosen on another fold (validation) before the
+reported fold is run (docs/evaluation.md).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 ROUNDS = 3
 SHOWN = 20
 RECALL_AT = 50
-RULES = (0.5, 1.0, 2.0, ("linear", 0.5, True), ("linear", 1.0, True), ("linear", 2.0, True))
+RULES = (0.5, 1.0, 2.0, ("linear", 0.5, True), ("linear", 1.0, True), ("linear", 2.0, True), ("linear", 4.0, True))
 VALIDATION_FOLD = 1
 
 

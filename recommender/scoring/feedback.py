@@ -24,7 +24,7 @@ from recommender.items import Recommendation
 
 # The weight of the per-user linear model against the content score (both standardised), chosen on a
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
-LINEAR_WEIGHT = 2.0
+LINEAR_WEIGHT = 4.0
 DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
 GROUP_BOOST = 0.5
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons

@@ -112,3 +112,35 @@ def test_a_group_library_boosts_what_other_members_saved(tmp_path, corpus_file):
     listed = reading_list(path, corpus_file, "--group", "Lab")
     boosted = [row for row in listed if row["id"] in {rows[n]["id"] for n in (70, 71, 72)}]
     assert boosted and all("saved by 1 member of Lab" in " ".join(row.get("feedback", [])) for row in boosted)
+
+
+def test_the_local_api_shows_the_same_fates(httpserver, corpus_file, tmp_path):
+    """zotero:local (the running desktop): every item with its children, the trash and the collections."""
+    from .test_local_source import api_item, paged
+
+    plain = tmp_path / "plain.sqlite"
+    build(plain, {})
+    before = [row["id"] for row in reading_list(plain, corpus_file)]
+    rows = {row["id"]: row for row in corpus_rows()}
+    collections = [{"key": "RECOMMND", "data": {"key": "RECOMMND", "name": NAME, "parentCollection": False}}]
+    profile = [api_item(f"PROFILE{n}", "journalArticle", title=t) for n, t in enumerate(PROFILE)]
+
+    def ours(key, corpus_id, **data):
+        return api_item(key, "conferencePaper", title=rows[corpus_id]["title"], extra=f"zotrec: {corpus_id} score=1",
+                        tags=[{"tag": "zotrec"}], collections=["RECOMMND"], **data)
+
+    trashed, noted, untouched = ours("TRASHED1", before[0]), ours("NOTED001", before[1]), ours("UNTOUCH1", before[2])
+    children = [api_item(f"ZNOTE00{n}", "note", parentItem=k, note="<p>zotrec</p>", tags=[{"tag": "zotrec"}])
+                for n, k in enumerate(("TRASHED1", "NOTED001", "UNTOUCH1"))]
+    children.append(api_item("MYNOTE01", "note", parentItem="NOTED001", note="<p>read this</p>"))
+    base = httpserver.url_for("").rstrip("/")
+    top = [*profile, noted, untouched]
+    httpserver.expect_request("/api/users/0/items/top").respond_with_handler(paged(top, base))
+    httpserver.expect_request("/api/users/0/items/trash").respond_with_handler(paged([trashed], base))
+    httpserver.expect_request("/api/users/0/items").respond_with_handler(paged([*top, *children], base))
+    httpserver.expect_request("/api/users/0/collections").respond_with_handler(paged(collections, base))
+    result = CliRunner().invoke(cli, ["reading-list", "--library", f"zotero:local:{base}/api", "--corpus",
+                                      str(corpus_file), "-n", "80", "--features", "tfidf", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    ids = [row["id"] for row in json.loads(result.stdout)]
+    assert before[0] not in ids and before[1] not in ids and before[2] in ids  # trashed, kept (a note), untouched

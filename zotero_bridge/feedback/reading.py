@@ -1,6 +1,6 @@
-"""Feedback for `zotrec reading-list` from a zotero.sqlite library: the fates of the papers `sync` wrote, read
-from the desktop database (read-only), with the memory when this computer has it, or from zotrec's tags
-and Extra lines alone when it does not. Nothing is written: reading a list never changes the memory."""
+"""Feedback for `zotrec reading-list` from Zotero desktop (zotero.sqlite or the local API): the fates of the
+papers `sync` wrote, read-only, with the memory when this computer has it, or from zotrec's tags and Extra
+lines alone when it does not. Nothing is written: reading a list never changes the memory."""
 
 from __future__ import annotations
 
@@ -29,6 +29,13 @@ def sqlite_argument(spec: str) -> str | None:
     return None
 
 
+def local_argument(spec: str) -> str | None:
+    """The endpoint of a zotero:local spec ('' for the default), or None for another kind of source."""
+    if spec == "zotero:local" or spec.startswith("zotero:local:"):
+        return spec[len("zotero:local:"):] if spec != "zotero:local" else ""
+    return None
+
+
 def is_zotrec_item(item: LibraryItem) -> bool:
     """An item zotrec created (its tag and its Extra line), as any library reader shows it."""
     return ZOTREC_TAG in item.tags and "zotrec:" in item.extra
@@ -36,19 +43,25 @@ def is_zotrec_item(item: LibraryItem) -> bool:
 
 def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper]
                     ) -> tuple[Feedback, frozenset[str]] | None:
-    """What the user did with zotrec's papers, from the first zotero.sqlite among `specs` (None: none), and
-    in a group library the keys of items only other members saved (the group signal, not the user's own)."""
+    """What the user did with zotrec's papers, from the first zotero.sqlite or zotero:local among `specs`
+    (None: neither), and in a group library the keys of items only other members saved (the group signal)."""
     from zotero_bridge.sources.sqlite_paths import resolve_database_path
 
     argument = next((a for a in map(sqlite_argument, specs) if a is not None), None)
-    if argument is None:
+    endpoint = next((a for a in map(local_argument, specs) if a is not None), None)
+    if argument is not None:
+        library = read_sqlite_view(resolve_database_path(argument), group)
+    elif endpoint is not None:
+        from zotero_bridge.feedback.local_view import read_local_view
+
+        library = read_local_view(endpoint, group)
+    else:
         return None
-    library = read_sqlite_view(resolve_database_path(argument), group)
     with Memory() as memory:
         remembered = memory.papers(library.name)
     if remembered:
         missing = {p.item_key for p in remembered.values()} - set(library.view.items)
-        if missing:
+        if missing and argument is not None:
             library = read_sqlite_view(resolve_database_path(argument), group, missing)
     else:
         remembered = _from_tags(library)
@@ -66,7 +79,8 @@ def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
     and the signs of keeping count."""
     import re
 
-    items = library.view.items
+    items = {key: data for key, data in library.view.items.items()
+             if ZOTREC_TAG in {t.get("tag") for t in data.get("tags") or [] if isinstance(t, dict)}}
     held = Counter(key for data in items.values() for key in data.get("collections") or [])
     collection = held.most_common(1)[0][0] if held else ""
     found = {}

@@ -105,3 +105,11 @@ def test_the_memory_file_is_private_and_atomic(tmp_path):
         with pytest.raises(Exception):
             memory.record_run("user:1", "R", OURS, 6, [], [PAPER, None], [])  # fails half way
         assert len(memory.runs("user:1")) == 1  # nothing of the failed run was kept
+
+
+def test_a_damaged_memory_is_one_clear_line(tmp_path):
+    from zotero_bridge.errors import BridgeError
+
+    (tmp_path / "h.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x01" * 200)
+    with pytest.raises(BridgeError, match="history is damaged.*move it away"):
+        Memory(tmp_path / "h.sqlite")

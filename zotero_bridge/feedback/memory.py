@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from zotero_bridge.errors import BridgeError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, library TEXT NOT NULL, at TEXT NOT NULL, collection TEXT NOT NULL,
@@ -76,7 +78,12 @@ class Memory:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(self.path, 0o600)
         self.db = sqlite3.connect(self.path)
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start afresh "
+                              "(zotrec then forgets what you kept and dismissed)") from None
 
     def close(self) -> None:
         self.db.close()

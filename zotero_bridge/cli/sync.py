@@ -47,6 +47,8 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
     out of the top N leave the collection (never deleted) unless you changed them. Items you made are
     never edited, except being added to the collection when the paper is already in your library.
+    It learns from what you did with earlier recommendations: tagged, filed, annotated or edited
+    papers count as kept, trashed or removed ones never come back (see `zotrec history`).
     Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
 
     \b

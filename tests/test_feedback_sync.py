@@ -99,3 +99,20 @@ def test_history_shows_the_runs_and_the_fates(zotero_server, corpus_file, tmp_pa
     assert forgot.exit_code == 0 and "Forgot" in forgot.output and "papers" in forgot.output
     with Memory() as memory:
         assert memory.runs() == [] and oct(memory.path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_group_sync_boosts_what_other_members_saved(zotero_server, papers):
+    from .conftest import ZOTERO_GROUP_ID
+
+    group = zotero_server.library("group", ZOTERO_GROUP_ID)
+    for title in ("Sherlock Holmes detective crime fiction", "Earthquakes and seismic waves"):
+        zotero_server.add_item(group, created_by=ZOTERO_USER_ID, title=title, abstractNote=title)
+    colleagues = {papers[n].id: zotero_server.add_item(group, created_by=900 + n, title=papers[n].title,
+                                                       itemType="conferencePaper") for n in (70, 71, 72)}
+    report = sync(zotero_server, papers, top_n=80, library_id=ZOTERO_GROUP_ID, library_type="group")
+    linked = {e.corpus_id: e for e in report.plan.entries if e.action == "link"}
+    assert set(colleagues) <= set(linked)  # candidates (linked into the collection), not owned by this user
+    boosted = [rec for rec in report.recommendations if rec.paper.id in colleagues]
+    assert all(f"saved by 1 member of library {ZOTERO_GROUP_ID}" in rec.feedback for rec in boosted)
+    unchanged = sync(zotero_server, papers, top_n=80, library_id=ZOTERO_GROUP_ID, library_type="group")
+    assert unchanged.stats["requests"] == 1  # who saved what is remembered, like the cache

@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS papers (
     fate TEXT NOT NULL DEFAULT 'untouched', why TEXT NOT NULL DEFAULT '', untouched_runs INTEGER NOT NULL DEFAULT 0,
     child_seen INTEGER NOT NULL DEFAULT 0, first_run INTEGER NOT NULL, last_run INTEGER NOT NULL,
     PRIMARY KEY (library, corpus_id));
+CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGER NOT NULL, me INTEGER, name TEXT);
+CREATE TABLE IF NOT EXISTS group_members (
+    library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
 """
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
 
@@ -138,6 +141,26 @@ class Memory:
     def libraries(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT DISTINCT library FROM runs ORDER BY library")]
 
+    # ---- who saved what in a group library (the group signal) -------------------------------------------
+    def group_state(self, library: str) -> tuple[int, int | None, str]:
+        """(the library version the member list matches, 0 if none; this key's user id; the group's name)."""
+        row = self.db.execute("SELECT version, me, name FROM group_state WHERE library = ?", (library,)).fetchone()
+        return (int(row[0]), row[1], row[2] or "") if row else (0, None, "")
+
+    def group_members(self, library: str) -> dict[str, int]:
+        """item key → the member who created it."""
+        rows = self.db.execute("SELECT item_key, user_id FROM group_members WHERE library = ?", (library,))
+        return {key: int(user) for key, user in rows}
+
+    def store_group(self, library: str, version: int, me: int | None, name: str, created: dict[str, int],
+                    live: set[str]) -> None:
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO group_members VALUES (?, ?, ?)",
+                                [(library, key, user) for key, user in created.items()])
+            gone = [(library, key) for key in self.group_members(library) if key not in live]
+            self.db.executemany("DELETE FROM group_members WHERE library = ? AND item_key = ?", gone)
+            self.db.execute("INSERT OR REPLACE INTO group_state VALUES (?, ?, ?, ?)", (library, version, me, name))
+
     def forget(self, library: str | None = None) -> int:
         """Forget one library (or all): its runs and fates. Returns how many papers were forgotten."""
         where, args = ("WHERE library = ?", (library,)) if library else ("", ())
@@ -146,4 +169,6 @@ class Memory:
             self.db.execute(f"DELETE FROM shown WHERE run_id IN (SELECT id FROM runs {where})", args)
             self.db.execute(f"DELETE FROM runs {where}", args)
             self.db.execute(f"DELETE FROM papers {where}", args)
+            self.db.execute(f"DELETE FROM group_members {where}", args)
+            self.db.execute(f"DELETE FROM group_state {where}", args)
         return int(count)

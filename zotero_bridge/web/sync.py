@@ -89,7 +89,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
             snapshot = sync_snapshot(session, cache)
-            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered)
+            group = _group_signal(session, memory, library, snapshot, recommender.corpus)
+            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group)
             remembered = fates
             report.rounds = round_number
             if request.dry_run or not report.plan.needs_writes:
@@ -104,6 +105,11 @@ def run_sync(request: SyncRequest) -> SyncReport:
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
         if not request.dry_run:
             _remember(memory, library, report, fates, snapshot, moved=snapshot.version != first_version)
+        if report.result is not None and session.credentials.library_type == "group":
+            _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
+            memory.store_group(library, snapshot.version, me, name,
+                               {key: me for key in report.result.created_keys.values()} if me else {},
+                               set(snapshot.items))
         report.stats = session.stats()
         return report
     finally:
@@ -117,21 +123,35 @@ def library_name(library_type: str, library_id: str) -> str:
     return f"{library_type}:{library_id}"
 
 
-def _plan_round(request, recommender, session, cache, snapshot, since, remembered):
-    """One read → fates → feedback → ranking → plan."""
+def _group_signal(session, memory, library, snapshot, corpus):
+    """For a group library: (corpus id → other members who saved it, keys they created, the group's name)."""
+    if session.credentials.library_type != "group":
+        return {}, frozenset(), ""
+    from zotero_bridge.feedback.group_web import group_creators
+    from zotero_bridge.feedback.learn import member_counts
+
+    creators, me, name = group_creators(session, memory, library, snapshot)
+    counts, others = member_counts(creators, snapshot.items, corpus, me)
+    return counts, others, name or session.credentials.describe()
+
+
+def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
+    """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
     from recommender.scoring.feedback import apply_feedback
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
 
     view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()])
     fates = read_fates(remembered, view, request.collection_name)
-    feedback = feedback_for(fates)
+    counts, others, group_name = group
+    feedback = feedback_for(fates, counts, group_name)
     if fates:
         log.info("What you did with earlier recommendations: %s.",
                  ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
-    recs = recommender.recommend(read.items, top_n=0)
+    owned = [item for item in read.items if item.key not in others]
+    recs = recommender.recommend(owned, top_n=0, profile=read.items)
     profile = [item.text for item in read.items if item.text.strip()]
     profile_rows = recommender.representation.transform(profile) if feedback and profile else None
     recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,

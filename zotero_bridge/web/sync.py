@@ -2,6 +2,9 @@
 
 One session (one pyzotero client, one request counter) for the whole command. A 412 while writing means
 someone changed the library meanwhile: zotrec reads what changed, scores and plans again (bounded rounds).
+Before scoring, the fates of earlier recommendations are read (zotero_bridge/feedback/) and passed to the
+recommender as plain lists; after a successful write, the run and the fates go into the memory in one
+transaction (never on --dry-run).
 """
 
 from __future__ import annotations

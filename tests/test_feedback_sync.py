@@ -116,3 +116,27 @@ def test_a_group_sync_boosts_what_other_members_saved(zotero_server, papers):
     assert all(f"saved by 1 member of library {ZOTERO_GROUP_ID}" in rec.feedback for rec in boosted)
     unchanged = sync(zotero_server, papers, top_n=80, library_id=ZOTERO_GROUP_ID, library_type="group")
     assert unchanged.stats["requests"] == 1  # who saved what is remembered, like the cache
+
+
+def test_papers_left_untouched_for_three_runs_step_aside(zotero_server, papers):
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    other = zotero_server.add_item(library, title="The user's own paper")
+    sync(zotero_server, papers, top_n=3)
+    first = {d["key"] for d in ours(zotero_server)[2]}
+
+    def user_works_then_sync(run):  # the user works in Zotero, never touching the recommendations
+        zotero_server.edit_item(library, other, title=f"The user's own paper, edit {run}")
+        return sync(zotero_server, papers, top_n=3)
+
+    user_works_then_sync(1)
+    assert sync(zotero_server, papers, top_n=3).result is None  # a run with no change in Zotero does not count
+    user_works_then_sync(2)
+    user_works_then_sync(3)
+    assert {d["key"] for d in ours(zotero_server)[2]} == first  # three runs passed over, still there
+    report = sync(zotero_server, papers, top_n=3)
+    _, items, members = ours(zotero_server)
+    assert report.result.removed == 3 and not first & {d["key"] for d in members}  # they stepped aside
+    assert len(members) == 3 and first <= {d["key"] for d in items}  # fresh papers; nothing deleted
+    with Memory() as memory:
+        assert {p.status for p in memory.papers(f"user:{ZOTERO_USER_ID}").values() if p.item_key in first} == {
+            "retired"}

@@ -89,9 +89,11 @@ def run_sync(request: SyncRequest) -> SyncReport:
     try:
         first_version = cache.library_version
         remembered = memory.papers(library)
+        user_changed = None  # did the library change since the last run, before our own writes?
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
             snapshot = sync_snapshot(session, cache)
+            user_changed = snapshot.version != first_version if user_changed is None else user_changed
             group = _group_signal(session, memory, library, snapshot, recommender.corpus)
             report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group)
             remembered = fates
@@ -107,7 +109,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
         if not request.dry_run:
-            _remember(memory, library, report, fates, snapshot, moved=snapshot.version != first_version)
+            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed))
         if report.result is not None and session.credentials.library_type == "group":
             _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
             memory.store_group(library, snapshot.version, me, name,

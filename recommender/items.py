@@ -97,6 +97,7 @@ class Recommendation:
     score: float
     reasons: tuple[Reason, ...] = ()
     rank: int = 0
+    feedback: tuple[str, ...] = ()  # what the user's earlier actions did to it ("less like 'X', which you removed")
 
 
 @dataclass(frozen=True, slots=True)

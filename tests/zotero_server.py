@@ -60,6 +60,7 @@ class Library:
     items: dict[str, dict] = field(default_factory=dict)
     collections: dict[str, dict] = field(default_factory=dict)
     deleted: dict[str, dict[str, int]] = field(default_factory=lambda: {"items": {}, "collections": {}})
+    created_by: dict[str, int] = field(default_factory=dict)  # item key → the user who created it (groups)
 
 
 class FakeZotero:
@@ -120,11 +121,13 @@ class FakeZotero:
                                     "parentCollection": parent, "relations": {}}
             return key
 
-    def add_item(self, lib: Library, **data: Any) -> str:
-        """An item the user made (bumps the library version); `data` holds Zotero fields."""
+    def add_item(self, lib: Library, created_by: int | None = None, **data: Any) -> str:
+        """An item the user (in a group: member `created_by`) made (bumps the library version)."""
         with self.lock:
             lib.version += 1
             key = data.pop("key", None) or self.new_key()
+            if created_by is not None:
+                lib.created_by[key] = created_by
             item = {"key": key, "version": lib.version, "itemType": "journalArticle", "title": "", "creators": [],
                     "tags": [], "collections": [], "relations": {}, "dateAdded": "2025-01-01T00:00:00Z",
                     "dateModified": "2025-01-01T00:00:00Z", **data}
@@ -142,6 +145,27 @@ class FakeZotero:
             lib.version += 1
             del lib.items[key]
             lib.deleted["items"][key] = lib.version
+
+    # ---- what a user does in their Zotero client (each is one synced change, as the real server records it)
+    def trash_item(self, lib: Library, key: str) -> None:
+        """Move to the trash: the item stays, with `deleted: 1` in its data and a new version."""
+        self.edit_item(lib, key, deleted=1)
+
+    def tag_item(self, lib: Library, key: str, tag: str) -> None:
+        self.edit_item(lib, key, tags=[*lib.items[key].get("tags", []), {"tag": tag}])
+
+    def file_item(self, lib: Library, key: str, add: str | None = None, remove: str | None = None) -> None:
+        """Add the item to collection `add` and/or take it out of `remove` (one edit of `collections`)."""
+        collections = [c for c in lib.items[key].get("collections", []) if c != remove]
+        self.edit_item(lib, key, collections=collections + ([add] if add and add not in collections else []))
+
+    def add_child(self, lib: Library, parent: str, item_type: str = "note", **data: Any) -> str:
+        """A child note/attachment (or an annotation, whose parent is an attachment); the parent's own
+        version does not change, as on the real server."""
+        base = {"note": {"note": "<p>my note</p>"},
+                "attachment": {"linkMode": "imported_file", "title": "paper.pdf", "contentType": "application/pdf"},
+                "annotation": {"annotationType": "highlight", "annotationText": "key result"}}[item_type]
+        return self.add_item(lib, itemType=item_type, parentItem=parent, **{**base, **data})
 
     def inject(self, status: int, times: int = 1, **kwargs: Any) -> None:
         """Answer the next `times` matching requests with `status` (headers/body/method/path_contains)."""
@@ -162,6 +186,11 @@ class FakeZotero:
                 "numItems": sum(data["key"] in i.get("collections", []) for i in lib.items.values())}
         else:
             wrapped["meta"] = {"numChildren": sum(i.get("parentItem") == data["key"] for i in lib.items.values())}
+            if lib.type == "group" and data["key"] in lib.created_by:  # group items name their creator
+                user = lib.created_by[data["key"]]
+                wrapped["meta"]["createdByUser"] = {
+                    "id": user, "username": f"user{user}", "name": "",
+                    "links": {"alternate": {"href": f"https://www.zotero.org/user{user}", "type": "text/html"}}}
         return wrapped
 
 
@@ -255,7 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not match:
             raise _HttpError(404, "Not found")
         library_type = match.group(1)[:-1]
-        self._access(library_type, int(match.group(2)), write=method != "GET")
+        self.access = self._access(library_type, int(match.group(2)), write=method != "GET")
         lib = self.fake.libraries.get((library_type, int(match.group(2))))
         if lib is None:
             raise _HttpError(404, "Not found")

@@ -186,6 +186,8 @@ def _write_one(h: _Handler, lib: Library, kind: str, obj: Any, new_version: int)
         data = {"key": key, "version": new_version, "name": obj["name"],
                 "parentCollection": obj.get("parentCollection") or False, "relations": obj.get("relations") or {}}
     store[key] = data
+    if kind == "items":
+        lib.created_by[key] = h.access.user_id
     return data
 
 

@@ -90,6 +90,33 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output
     write_output(text, output)
 
 
+@evaluate_group.command("feedback")
+@click.option("--data", "data_spec", required=True, metavar="NAME:FOLDER",
+              help="citeulike-a:FOLDER or citeulike-t:FOLDER.")
+@click.option("--fold", type=click.IntRange(0, 4), default=0, show_default=True, help="The item-cold fold reported.")
+@click.option("--users", type=click.IntRange(min=0), default=2000, show_default=True,
+              help="Users sampled per fold (0: all; the per-user model makes all of them slow).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
+@friendly_errors
+def evaluate_feedback_command(data_spec, fold, users, fmt, output):
+    """A simulated user over 3 rounds of top-20 lists keeps their hidden saves and removes the rest:
+    precision@20 and recall@50 per round, with and without learning from it (rule chosen on fold 1).
+
+    \b
+    Example:
+        zotrec evaluate feedback --data citeulike-a:../shared/data/citeulike-a --users 2000
+    """
+    import json
+
+    from recommender.collaborative.datasets import load_dataset
+    from recommender.evaluation.feedback_sim import evaluate_feedback, format_feedback_table
+
+    report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None)
+    text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_feedback_table(report)
+    write_output(text, output)
+
+
 @evaluate_group.command("library")
 @source_options
 @click.option("--holdout-newest", "holdout", type=click.IntRange(min=1), default=10, show_default=True,

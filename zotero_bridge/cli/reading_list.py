@@ -53,10 +53,13 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     parse_aggregation(aggregation)
     features = choose_features(features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
-    profile = profile_for(read.items, collection)
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation,
                                     model_path=model_path)
-    recs = recommender.recommend(read.items, top_n=top_n, profile=profile)
+    from zotero_bridge.feedback.reading import recommend_with_feedback
+
+    recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
+                                   lambda items: profile_for(items, collection),
+                                   click.get_current_context().meta.get("zotrec.group"))
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export

@@ -27,7 +27,8 @@ from zotero_bridge.cli.common import (
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many papers the collection holds.")
 @click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
-              help="The collection zotrec fills (found by name, created once).")
+              help="The collection zotrec fills (found by name, created once); '/' makes a path: "
+                   "'Reading/ICML 2025' is ICML 2025 inside Reading.")
 @click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
               help="How item similarities combine: max, mean or topK (as in reading-list).")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
@@ -46,6 +47,8 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
     out of the top N leave the collection (never deleted) unless you changed them. Items you made are
     never edited, except being added to the collection when the paper is already in your library.
+    It learns from what you did with earlier recommendations: tagged, filed, annotated or edited
+    papers count as kept, trashed or removed ones never come back (see `zotrec history`).
     Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
 
     \b
@@ -56,9 +59,11 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     """
     from recommender.features.dense import choose_features
     from recommender.scoring.aggregation import parse_aggregation
+    from zotero_bridge.web.collection_path import parse_collection_path
     from zotero_bridge.web.sync import SyncRequest, render_sync_report, run_sync
 
     parse_aggregation(aggregation)
+    parse_collection_path(collection_name)
     settings = source_settings(library_id, library_type, api_key, endpoint)
     if save_config:
         from zotero_bridge.web.credentials import resolve_credentials

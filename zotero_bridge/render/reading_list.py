@@ -35,6 +35,7 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
             {"key": r.item_key, "title": r.item_title, "similarity": round(r.similarity, SCORE_DECIMALS)}
             for r in rec.reasons
         ],
+        "feedback": list(rec.feedback),
     }
 
 

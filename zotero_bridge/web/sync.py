@@ -2,6 +2,9 @@
 
 One session (one pyzotero client, one request counter) for the whole command. A 412 while writing means
 someone changed the library meanwhile: zotrec reads what changed, scores and plans again (bounded rounds).
+Before scoring, the fates of earlier recommendations are read (zotero_bridge/feedback/) and passed to the
+recommender as plain lists; after a successful write, the run and the fates go into the memory in one
+transaction (never on --dry-run).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from recommender.items import Paper, Recommendation
@@ -36,6 +40,7 @@ class SyncRequest:
     aggregation: str = DEFAULT_AGGREGATION
     representation: str = "tfidf"
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
+    memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
 
 
 @dataclass
@@ -52,9 +57,11 @@ class SyncReport:
 
     def as_dict(self) -> dict[str, Any]:
         """The stable JSON shape of `zotrec sync --format json`."""
+        by_id = {rec.paper.id: rec for rec in self.recommendations}
         entries = [{"action": e.action, "title": e.title, "corpus_id": e.corpus_id or None,
                     "item_key": e.item_key or None, "rank": e.rank,
-                    "score": None if e.score is None else round(e.score, 4), "note": e.note or None}
+                    "score": None if e.score is None else round(e.score, 4), "note": e.note or None,
+                    "why": why_lines(by_id[e.corpus_id]) if e.rank and e.corpus_id in by_id else []}
                    for e in self.plan.entries]
         result = self.result or ApplyResult()
         return {
@@ -69,37 +76,121 @@ class SyncReport:
 
 
 def run_sync(request: SyncRequest) -> SyncReport:
-    """Read, score, plan, and (unless dry-run) write; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
+    """Read, learn from the fates of earlier recommendations, score, plan, and (unless dry-run) write and
+    remember; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
     from recommender.scoring.ranking import Recommender
+    from zotero_bridge.feedback.memory import Memory
 
     recommender = Recommender(request.papers, representation=request.representation,
                               aggregation=request.aggregation, model=request.model)
     session, cache = open_session(request.options)
+    memory = Memory(request.memory_path)
+    library = library_name(session.credentials.library_type, session.credentials.library_id)
     try:
+        first_version = cache.library_version
+        remembered = memory.papers(library)
+        user_changed = None  # did the library change since the last run, before our own writes?
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
+            since = cache.library_version
             snapshot = sync_snapshot(session, cache)
-            read = library_read(snapshot, session.credentials, keep=lambda data: not is_ours(data))
-            recs = recommender.recommend(read.items, top_n=request.top_n)
-            plan = make_plan(snapshot, recs, cache, request.collection_name)
-            report = SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, round_number)
-            if request.dry_run or not plan.needs_writes:
+            user_changed = snapshot.version != first_version if user_changed is None else user_changed
+            group = _group_signal(session, memory, library, snapshot, recommender.corpus)
+            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group)
+            remembered = fates
+            report.rounds = round_number
+            if request.dry_run or not report.plan.needs_writes:
                 break
             try:
-                report.result = Writer(session, cache, snapshot).apply(plan, recs)
+                report.result = Writer(session, cache, snapshot).apply(report.plan, report.recommendations)
                 break
             except WriteConflict as conflict:
                 log.info("%s; reading the changes and planning again.", conflict)
         else:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
+        if not request.dry_run:
+            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed))
+        if report.result is not None and session.credentials.library_type == "group":
+            _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
+            memory.store_group(library, snapshot.version, me, name,
+                               {key: me for key in report.result.created_keys.values()} if me else {},
+                               set(snapshot.items))
         report.stats = session.stats()
         return report
     finally:
         session.close()
         cache.close()
+        memory.close()
+
+
+def library_name(library_type: str, library_id: str) -> str:
+    """How the memory names a library, whichever source reads it: 'user:123' or 'group:456'."""
+    return f"{library_type}:{library_id}"
+
+
+def _group_signal(session, memory, library, snapshot, corpus):
+    """For a group library: (corpus id → other members who saved it, keys they created, the group's name)."""
+    if session.credentials.library_type != "group":
+        return {}, frozenset(), ""
+    from zotero_bridge.feedback.group_web import group_creators
+    from zotero_bridge.feedback.learn import member_counts
+
+    creators, me, name = group_creators(session, memory, library, snapshot)
+    counts, others = member_counts(creators, snapshot.items, corpus, me)
+    return counts, others, name or session.credentials.describe()
+
+
+def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
+    """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
+    from recommender.scoring.feedback import apply_feedback
+    from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
+    from zotero_bridge.feedback.web_view import web_view
+
+    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()])
+    fates = read_fates(remembered, view, request.collection_name)
+    counts, others, group_name = group
+    feedback = feedback_for(fates, counts, group_name)
+    if fates:
+        log.info("What you did with earlier recommendations: %s.",
+                 ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))
+    read = library_read(snapshot, session.credentials,
+                        keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
+    owned = [item for item in read.items if item.key not in others]
+    recs = recommender.recommend(owned, top_n=0, profile=read.items)
+    profile = [item.text for item in read.items if item.text.strip()]
+    profile_rows = recommender.representation.transform(profile) if feedback and profile else None
+    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
+                          profile_rows=profile_rows)
+    plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items)
+    planned = {entry.corpus_id for entry in plan.entries}
+    recs = [rec for rec in recs if rec.paper.id in planned]
+    return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
+
+
+def _remember(memory, library, report, fates, snapshot, *, moved: bool) -> None:
+    """Store the run and the fates read in it, in one transaction, after the writes succeeded."""
+    from zotero_bridge.feedback.learn import after_run
+    from zotero_bridge.feedback.memory import ShownPaper
+
+    plan, result = report.plan, report.result
+    collection_key = (result.collection_key if result else None) or plan.collection_key or ""
+    created = result.created_keys if result else {}
+    made, updated = after_run(fates, plan.entries, created, snapshot.items, collection_key, moved)
+    shown = [ShownPaper(e.corpus_id, e.title, e.rank, e.score, e.item_key or created.get(e.corpus_id, ""), e.action)
+             for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove")]
+    memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated)
 
 
 _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
+
+
+def why_lines(rec: Recommendation) -> list[str]:
+    """The reasons a person reads under a planned paper: the library items it is like, then the feedback."""
+    lines = []
+    if rec.reasons:
+        lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
+    lines.extend(getattr(rec, "feedback", ()) or ())
+    return lines
 
 
 def render_sync_report(report: SyncReport, fmt: str) -> str:
@@ -111,11 +202,15 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
     state = "dry run: nothing was written" if report.dry_run else (
         "nothing to change" if report.result is None else "written")
     lines = [f"Zotero sync · {report.library} · collection \"{report.plan.collection_name}\" ({state})"]
+    by_id = {rec.paper.id: rec for rec in report.recommendations}
     for entry in report.plan.entries:
         rank = f"#{entry.rank}" if entry.rank else ""
         score = f"{entry.score:.3f}" if entry.score is not None else ""
         note = f"  [{entry.note}]" if entry.note else ""
         lines.append(f"  {_ACTION_LABELS[entry.action]:<11} {rank:>4} {score:>6}  {entry.title}{note}")
+        rec = by_id.get(entry.corpus_id) if entry.action in ("add", "link", "keep") and entry.rank else None
+        if rec is not None:
+            lines.extend(f"{'':25}{why}" for why in why_lines(rec))
     counts = ", ".join(f"{len(report.plan.of(a))} {a}" for a in ("add", "link", "keep", "remove", "skip"))
     lines.append(f"Plan: {counts}.")
     if report.result is not None:

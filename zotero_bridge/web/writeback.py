@@ -16,7 +16,7 @@ import logging
 import re
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recommender.items import Recommendation
@@ -25,6 +25,7 @@ from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources.web import Snapshot
 from zotero_bridge.web.cache import WebCache, WrittenRecord
 from zotero_bridge.web.client import WebSession
+from zotero_bridge.web.collection_path import find_collection, parse_collection_path, resolve_collection_path
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ PARTIAL_FAILURE_RETRIES = 2
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
 _EXTRA_LINE = re.compile(r"^zotrec:\s*(\S+)", re.MULTILINE)
+_OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(?:.*&)?id=([\w-]+)",
+                         re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class ApplyResult:
     removed: int = 0
     failed: list[str] = field(default_factory=list)
     collection_key: str | None = None
+    created_keys: dict[str, str] = field(default_factory=dict)  # corpus id → the item key Zotero stored
 
 
 def is_ours(data: Mapping) -> bool:
@@ -83,27 +87,34 @@ def corpus_id_of(data: Mapping) -> str:
     return match.group(1) if match else ""
 
 
-def find_collection(collections: Mapping[str, Mapping], name: str, known: Sequence[str] = ()) -> str | None:
-    """The top-level, not-trashed collection called `name` (one we wrote into before wins; then the oldest)."""
-    matches = [data for data in collections.values() if data.get("name") == name
-               and not data.get("parentCollection") and not data.get("deleted")]
-    matches.sort(key=lambda data: (data["key"] not in known, int(data.get("version") or 0), data["key"]))
-    return matches[0]["key"] if matches else None
-
-
 def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,
-              known_collections: Sequence[str] = ()) -> Plan:
-    """Compare the wanted top N with the collection as it is now; nothing is sent."""
+              top_n: int | None = None, known_collections: Sequence[str] = (),
+              kept: Collection[str] = ()) -> Plan:
+    """Fill `top_n` places (default: one per recommendation) from the ranking, best first; nothing is sent.
+
+    A paper without a real title (a seed abstract) is never written; a paper the user trashed, or took out
+    of the collection after zotrec put it there, is skipped and the next one takes its place (a refill).
+    Items in `kept` (keys of recommendations the user adopted) stay where the user left them.
+    """
     collection_key = find_collection(snapshot.collections, collection_name, known_collections)
     plan = Plan(collection_name, collection_key, snapshot.version)
     records = cache.written(collection_key) if collection_key else {}
     index = _ItemIndex(snapshot.items)
     wanted: set[str] = set()
+    places = len(recs) if top_n is None else top_n
+    untitled = 0
     for rec in recs:
-        paper, data = rec.paper, index.match(rec)
+        if places <= 0:
+            break
+        paper = rec.paper
+        if paper.title_derived or not paper.title.strip():
+            untitled += 1
+            continue
+        data = index.match(rec)
         common = {"title": paper.title, "corpus_id": paper.id, "rank": rec.rank, "score": rec.score}
         if data is None:
             plan.entries.append(PlanEntry("add", **common))
+            places -= 1
             continue
         key = data["key"]
         wanted.add(key)
@@ -112,24 +123,33 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
             plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you moved it to the trash"))
         elif collection_key and collection_key in (data.get("collections") or []):
             plan.entries.append(PlanEntry("keep", **common, item_key=key))
+            places -= 1
         elif record is not None and record.version != data.get("version"):
-            plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you changed it since zotrec added it"))
+            plan.entries.append(PlanEntry("skip", **common, item_key=key,
+                                          note="you took it out of the collection or changed it"))
         else:
             plan.entries.append(PlanEntry("link", **common, item_key=key, note="already in your library"))
+            places -= 1
+    if untitled:
+        plan.entries.append(PlanEntry("skip", f"{untitled} paper{'s' if untitled != 1 else ''} without a title",
+                                      note="seed abstracts without their paper's title are never written to "
+                                           "Zotero; use a titled corpus (zotrec corpus fetch icml2025)"))
     if collection_key:
-        plan.entries.extend(_removals(snapshot, collection_key, wanted, records))
+        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept)))
     return plan
 
 
 def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
-              records: Mapping[str, WrittenRecord]) -> list[PlanEntry]:
+              records: Mapping[str, WrittenRecord], kept: set[str]) -> list[PlanEntry]:
     entries = []
     for key, data in snapshot.items.items():
         if key in wanted or data.get("deleted") or collection_key not in (data.get("collections") or []):
             continue
         title = str(data.get("title") or key)
         record = records.get(key)
-        if record is None:
+        if key in kept:
+            entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note="you kept it"))
+        elif record is None:
             note = "added by you" if not is_ours(data) else "no record of zotrec writing it on this computer"
             entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note=f"out of the top N; {note}"))
         elif record.version != data.get("version"):
@@ -140,7 +160,9 @@ def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
 
 
 class _ItemIndex:
-    """Find a library item for a paper: zotrec's corpus id first, then DOI, URL, title (live before trashed)."""
+    """Find a library item for a paper: zotrec's corpus id, then DOI, OpenReview id, URL, normalised title,
+    and (only for items zotrec wrote, e.g. under a seed abstract's made-up title) the abstract; live items
+    before trashed ones, zotrec's own before the user's."""
 
     def __init__(self, items: Mapping[str, dict]) -> None:
         self.by: dict[str, dict] = {}
@@ -157,19 +179,36 @@ class _ItemIndex:
             names.append(f"id:{corpus}")
         if data.get("DOI"):
             names.append(f"doi:{doi_key(str(data['DOI']))}")
+        if forum := openreview_id_of(str(data.get("extra") or "") + "\n" + str(data.get("url") or "")):
+            names.append(f"or:{forum}")
         if data.get("url"):
             names.append(f"url:{url_key(str(data['url']))}")
         if title := title_key(str(data.get("title") or "")):
             names.append(f"title:{title}")
+        if is_ours(data) and (abstract := title_key(str(data.get("abstractNote") or ""))):
+            names.append(f"abstract:{abstract}")
         return names
 
     def match(self, rec: Recommendation) -> dict | None:
         paper = rec.paper
         names = [f"id:{paper.id}"]
         names += [f"doi:{doi_key(paper.doi)}"] if paper.doi else []
+        names += [f"or:{forum}"] if (forum := paper_openreview_id(rec)) else []
         names += [f"url:{url_key(paper.url)}"] if paper.url else []
         names += [f"title:{title_key(paper.title)}"] if not paper.title_derived else []
+        names += [f"abstract:{title_key(paper.abstract)}"] if paper.abstract else []
         return next((self.by[name] for name in names if name in self.by), None)
+
+
+def openreview_id_of(text: str) -> str:
+    """The OpenReview forum id in an Extra line ('OpenReview: ID') or an openreview.net URL."""
+    match = _OPENREVIEW.search(text)
+    return (match.group(1) or match.group(2)) if match else ""
+
+
+def paper_openreview_id(rec: Recommendation) -> str:
+    meta = rec.paper.metadata or {}
+    return str(meta.get("openreview_id") or "") or openreview_id_of(str(meta.get("openreview_url") or ""))
 
 
 # ---- applying ---------------------------------------------------------------------------------------------
@@ -191,7 +230,8 @@ def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
         "key": key, "itemType": "conferencePaper", "title": paper.title, "creators": creators,
         "abstractNote": paper.abstract or "", "proceedingsTitle": ICML_2025_PROCEEDINGS if icml else "",
         "conferenceName": "ICML 2025" if icml else paper.venue, "date": str(paper.year or (2025 if icml else "")),
-        "url": paper.url, "DOI": paper.doi, "extra": f"zotrec: {paper.id} score={rec.score:.4f}",
+        "url": paper.url, "DOI": paper.doi, "extra": f"zotrec: {paper.id} score={rec.score:.4f}" + (
+            f"\nOpenReview: {forum}" if (forum := paper_openreview_id(rec)) else ""),
         "tags": [{"tag": ZOTREC_TAG}], "collections": [collection_key], "relations": {},
     }
 
@@ -199,8 +239,10 @@ def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
 def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
     """The child note: why zotrec recommends this paper."""
     reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
+    learned = "".join(f"<li>{html.escape(line)}</li>" for line in rec.feedback)
     body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.</p>"
-            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else ""))
+            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
+            + (f"<p>From what you did with earlier recommendations:</p><ul>{learned}</ul>" if learned else ""))
     return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
             "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}
 
@@ -227,6 +269,7 @@ class Writer:
             saved = self._post_items([o for pair in chunk for o in pair], "creating recommended papers")
             made = [item for item, _ in chunk if item["key"] in saved]
             self.result.created += len(made)
+            self.result.created_keys.update({corpus_id_of(item): item["key"] for item in made})
             self._record(collection, [(item["key"], corpus_id_of(item), True) for item in made], saved)
         self._membership(plan, collection)
         return self.result
@@ -253,15 +296,21 @@ class Writer:
                                   for key, corpus_id, created in rows)
 
     def _create_collection(self, name: str) -> str:
-        result = self.session.post("collections", [{"name": name, "parentCollection": False}],
-                                   "creating the collection", write_token=uuid.uuid4().hex,
-                                   library_version=self.version)
-        saved = self._absorb(result, "collections")
-        if not saved:
-            failure = next(iter(result.get("failed", {}).values()), {})
-            raise BridgeError(f"Zotero did not create the collection '{name}': {failure.get('message', 'no reason')}")
+        """Create the missing parts of the path `name` ('A/B': B inside A), parent first; returns the last key."""
+        found, missing = resolve_collection_path(self.snapshot.collections, parse_collection_path(name))
+        parent: str | bool = found[-1] if found else False
+        for part in missing:
+            result = self.session.post("collections", [{"name": part, "parentCollection": parent}],
+                                       "creating the collection", write_token=uuid.uuid4().hex,
+                                       library_version=self.version)
+            saved = self._absorb(result, "collections")
+            if not saved:
+                failure = next(iter(result.get("failed", {}).values()), {})
+                raise BridgeError(f"Zotero did not create the collection '{part}' of '{name}': "
+                                  f"{failure.get('message', 'no reason')}")
+            parent = next(iter(saved))
         log.info("Created the collection '%s'.", name)
-        return next(iter(saved))
+        return str(parent)
 
     def _post_items(self, objects: list[dict], what: str) -> dict[str, dict]:
         """POST, re-sending (a bounded number of times) objects that came back in `failed` with a 5xx code;

@@ -1,0 +1,155 @@
+"""What the user did with earlier recommendations, applied to a fresh ranking.
+
+The caller (the Zotero side) hands over plain lists: corpus ids the user kept (they are in the library by
+then, so they already join the profile and are never recommended again), ids they dismissed, ids that sat
+untouched for several runs, and how many members of a group saved each paper. Here:
+
+- dismissed, kept (now owned) and stale papers leave the ranking for good;
+- a per-user logistic regression on the features (library and kept papers positive, dismissed papers and
+  random corpus papers negative) is added to the standardised content score with weight LINEAR_WEIGHT:
+  the rule and the weight the CiteULike feedback simulation chose over a similarity penalty
+  (docs/evaluation.md);
+- a paper saved by other members of the group gains `group_boost × σ × log(1 + members)`;
+- the reasons say which feedback moved a paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from recommender.items import Recommendation
+
+# The weight of the per-user linear model against the content score (both standardised), chosen on a
+# validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
+LINEAR_WEIGHT = 4.0
+DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
+GROUP_BOOST = 0.5
+MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Corpus ids by what the user did; `kept_items` are library item keys (for 'you kept …' reasons)."""
+
+    kept: frozenset[str] = frozenset()
+    dismissed: Mapping[str, str] = field(default_factory=dict)  # corpus id → how ("removed", "trashed")
+    stale: frozenset[str] = frozenset()
+    kept_items: frozenset[str] = frozenset()
+    group_counts: Mapping[str, int] = field(default_factory=dict)  # corpus id → other members who saved it
+    group_name: str = ""
+    titles: Mapping[str, str] = field(default_factory=dict)  # corpus id → title, for the reasons
+
+    def __bool__(self) -> bool:
+        return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts)
+
+
+def dismissed_penalty(scores: np.ndarray, nearest_dismissed: np.ndarray, weight: float = DISMISSED_PENALTY
+                      ) -> np.ndarray:
+    """Scores lowered by similarity to dismissed papers (the rule the simulation measures)."""
+    spread = float(np.std(scores)) or 1.0
+    return scores - weight * spread * np.clip(nearest_dismissed, 0.0, None)
+
+
+def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_rows, candidate_rows,
+                           kept_weight: float = 1.0, dismissed_weight: float = 1.0):
+    """A per-user logistic regression on the features: the library and kept papers are positive, dismissed
+    papers and a random sample of candidates negative (Scholar Inbox's recipe, with the user's own
+    negatives). Returns the decision value of every candidate row."""
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
+    blocks = [profile_rows, kept_rows, negative_rows, dismissed_rows]
+    weights = np.concatenate([np.ones(profile_rows.shape[0]), np.full(kept_rows.shape[0], kept_weight),
+                              np.ones(negative_rows.shape[0]), np.full(dismissed_rows.shape[0], dismissed_weight)])
+    labels = np.concatenate([np.ones(profile_rows.shape[0] + kept_rows.shape[0]),
+                             np.zeros(negative_rows.shape[0] + dismissed_rows.shape[0])])
+    if sparse.issparse(profile_rows):
+        features = sparse.vstack(blocks).tocsr()
+        columns = np.unique(features.indices)
+        model = LogisticRegression(C=1.0, solver="liblinear").fit(features[:, columns], labels, sample_weight=weights)
+        return np.asarray(candidate_rows[:, columns] @ model.coef_.ravel()).ravel()
+    model = LogisticRegression(C=1.0, solver="liblinear").fit(np.vstack(blocks), labels, sample_weight=weights)
+    return np.asarray(candidate_rows @ model.coef_.ravel()).ravel()
+
+
+def standardised(values: np.ndarray) -> np.ndarray:
+    spread = float(np.std(values)) or 1.0
+    return (values - float(np.mean(values))) / spread
+
+
+def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
+    """Random candidates used as negatives: max(100, 10 × positives), at most half of the candidates."""
+    rng = np.random.default_rng(seed)
+    pool = np.setdiff1d(np.arange(n_candidates), np.asarray(list(exclude), dtype=np.int64))
+    size = min(max(100, 10 * positives), len(pool) // 2)
+    return np.sort(rng.choice(pool, size=size, replace=False)) if size > 0 else np.zeros(0, dtype=np.int64)
+
+
+def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], corpus_rows, feedback: Feedback,
+                   *, profile_rows=None, top_n: int = 0, weight: float = LINEAR_WEIGHT,
+                   group_boost: float = GROUP_BOOST, seed: int = 0) -> list[Recommendation]:
+    """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
+    of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
+    top `top_n` (0: all), ranks renumbered."""
+    if not feedback or not recs:
+        return _renumber(list(recs)[:top_n] if top_n else list(recs))
+    position = {paper_id: index for index, paper_id in enumerate(corpus_ids)}
+    gone = set(feedback.dismissed) | set(feedback.stale) | set(feedback.kept)
+    recs = [rec for rec in recs if rec.paper.id not in gone]
+    if not recs:
+        return []
+    scores = np.array([rec.score for rec in recs], dtype=np.float64)
+    rows = np.array([position[rec.paper.id] for rec in recs])
+    kept = [position[cid] for cid in sorted(feedback.kept) if cid in position]
+    dismissed = [(cid, how) for cid, how in sorted(feedback.dismissed.items()) if cid in position]
+    adjusted, lowered = scores.copy(), np.zeros(len(recs), dtype=bool)
+    if profile_rows is not None and profile_rows.shape[0] and (kept or dismissed) and weight:
+        gone_rows = kept + [position[cid] for cid, _ in dismissed]
+        negatives = negative_sample(len(corpus_ids), profile_rows.shape[0] + len(kept), gone_rows, seed)
+        linear = standardised(linear_feedback_scores(
+            profile_rows, corpus_rows[kept], corpus_rows[[position[cid] for cid, _ in dismissed]],
+            corpus_rows[negatives], corpus_rows[rows]))
+        adjusted = standardised(scores) + weight * linear
+        before, after = np.empty(len(recs)), np.empty(len(recs))  # ranks without and with the feedback
+        before[np.lexsort((np.arange(len(recs)), -scores))] = np.arange(len(recs))
+        after[np.lexsort((np.arange(len(recs)), -adjusted))] = np.arange(len(recs))
+        lowered = after > before
+    nearest, nearest_title = np.zeros(len(recs)), [""] * len(recs)
+    if dismissed:
+        similarity = _cosine(corpus_rows, list(rows), [position[cid] for cid, _ in dismissed])
+        best = similarity.argmax(axis=1)
+        nearest = similarity[np.arange(len(recs)), best]
+        for index, column in enumerate(best):
+            cid, how = dismissed[column]
+            nearest_title[index] = f"less like '{feedback.titles.get(cid, cid)}', which you {how}"
+    spread = float(np.std(adjusted)) or 1.0
+    members = np.array([int(feedback.group_counts.get(rec.paper.id, 0)) for rec in recs])
+    adjusted = adjusted + group_boost * spread * np.log1p(members)
+    order = np.lexsort((np.arange(len(recs)), -adjusted))
+    if top_n:
+        order = order[:top_n]
+    result = []
+    for index in order:
+        rec = recs[index]
+        notes = list(rec.feedback)
+        notes += [f"like '{r.item_title}', which you kept" for r in rec.reasons if r.item_key in feedback.kept_items]
+        if nearest[index] >= MENTION_SIMILARITY and lowered[index]:
+            notes.append(f"{nearest_title[index]} (similarity {nearest[index]:.2f})")
+        if members[index]:
+            noun = "member" if members[index] == 1 else "members"
+            notes.append(f"saved by {members[index]} {noun} of {feedback.group_name or 'your group'}")
+        result.append(replace(rec, score=float(adjusted[index]), feedback=tuple(notes)))
+    return _renumber(result)
+
+
+def _cosine(corpus_rows, rows: list[int], columns: list[int]) -> np.ndarray:
+    """Cosine similarity of corpus rows `rows` to corpus rows `columns` (rows are unit length)."""
+    block = corpus_rows[rows] @ corpus_rows[columns].T
+    return np.asarray(block.toarray() if hasattr(block, "toarray") else block, dtype=np.float64)
+
+
+def _renumber(recs: list[Recommendation]) -> list[Recommendation]:
+    return [replace(rec, rank=rank) for rank, rec in enumerate(recs, start=1)]

@@ -1,0 +1,115 @@
+"""The fate rules of zotero_bridge/feedback/fates.py, one case per rule and the order between them, and the
+recommender's use of them (recommender/scoring/feedback.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recommender.items import Paper, Reason, Recommendation
+from recommender.scoring.feedback import Feedback, apply_feedback
+from zotero_bridge.feedback.fates import LibraryView, fate_of, fingerprint, lift_children
+from zotero_bridge.feedback.learn import feedback_for
+from zotero_bridge.feedback.memory import RETIRED, Memory, Remembered
+
+OURS, THESIS = "OURSCOLL", "THESIS01"
+WRITTEN = {"key": "ITEM0001", "itemType": "conferencePaper", "title": "A paper", "abstractNote": "Text.",
+           "creators": [{"creatorType": "author", "firstName": "Ada", "lastName": "Lovelace"}],
+           "tags": [{"tag": "zotrec"}], "collections": [OURS], "url": "https://x.org/1", "DOI": ""}
+PAPER = Remembered("icml/1", "A paper", "ITEM0001", OURS, fingerprint(WRITTEN))
+NOTE = {"key": "NOTE0001", "itemType": "note", "parentItem": "ITEM0001", "tags": [{"tag": "zotrec"}]}
+
+
+def view(changes=None, children=(), complete=True, drop=False):
+    items = {} if drop else {"ITEM0001": {**WRITTEN, **(changes or {})}}
+    return LibraryView(items, lift_children([NOTE, *children]), {OURS: "Recommended", THESIS: "Thesis/Ch 2"},
+                       complete)
+
+
+@pytest.mark.parametrize("changes,children,fate,why", [
+    ({}, (), "untouched", ""),
+    ({"deleted": 1}, (), "dismissed", "you moved it to the trash"),
+    ({"deleted": 1, "tags": [{"tag": "zotrec"}, {"tag": "good"}]}, (), "dismissed", "you moved it to the trash"),
+    ({"tags": [{"tag": "zotrec"}, {"tag": "to-read"}]}, (), "kept", "you tagged it 'to-read'"),
+    ({"tags": [{"tag": "to-read"}], "collections": []}, (), "kept", "you tagged it 'to-read'"),
+    ({"collections": [THESIS]}, (), "kept", "you filed it in 'Thesis/Ch 2'"),
+    ({"collections": [OURS, THESIS]}, (), "kept", "you filed it in 'Thesis/Ch 2'"),
+    ({}, ({"key": "N2", "itemType": "note", "parentItem": "ITEM0001", "tags": []},), "kept", "you added a note"),
+    ({}, ({"key": "N2", "itemType": "note", "parentItem": "ITEM0001", "tags": [], "deleted": 1},), "untouched", ""),
+    ({}, ({"key": "A1", "itemType": "attachment", "parentItem": "ITEM0001", "tags": []},
+          {"key": "H1", "itemType": "annotation", "parentItem": "A1", "tags": []}),
+     "kept", "you added an annotation and an attachment"),
+    ({"title": "My better title"}, (), "kept", "you edited it"),
+    ({"creators": []}, (), "kept", "you edited it"),
+    ({"collections": []}, (), "dismissed", "you removed it from 'Recommended'"),
+])
+def test_each_rule(changes, children, fate, why):
+    found = fate_of(PAPER, view(changes, children), "Recommended")
+    assert (found.fate, found.why) == (fate, why)
+
+
+def test_deleted_for_good_only_where_the_source_shows_deletions():
+    assert fate_of(PAPER, view(drop=True)).why == "you deleted it"
+    kept = Remembered(**{**PAPER.__dict__, "fate": "kept", "why": "you tagged it 'x'"})
+    assert fate_of(kept, view(drop=True, complete=False)) == kept  # not synced here: the last fate stays
+
+
+def test_zotrec_taking_it_out_itself_is_not_a_dismissal():
+    retired = Remembered(**{**PAPER.__dict__, "status": RETIRED})
+    assert fate_of(retired, view({"collections": []})).fate == "untouched"
+
+
+def test_a_child_seen_once_keeps_counting():
+    """The Web API shows a new child only in the run after it was added; the memory remembers it."""
+    seen = fate_of(PAPER, view({}, ({"key": "N2", "itemType": "note", "parentItem": "ITEM0001", "tags": []},)))
+    assert fate_of(seen, view()).fate == "kept"
+
+
+def test_feedback_lists_and_staleness():
+    fates = {"a": Remembered("a", "A", "K1", OURS, "", fate="kept", why="you tagged it 'x'"),
+             "b": Remembered("b", "B", "K2", OURS, "", fate="dismissed", why="you moved it to the trash"),
+             "c": Remembered("c", "C", "K3", OURS, "", fate="dismissed", why="you removed it from 'R'"),
+             "d": Remembered("d", "D", "K4", OURS, "", untouched_runs=3),
+             "e": Remembered("e", "E", "K5", OURS, "", untouched_runs=2)}
+    feedback = feedback_for(fates)
+    assert feedback.kept == {"a"} and feedback.kept_items == {"K1"}
+    assert feedback.dismissed == {"b": "trashed", "c": "removed"} and feedback.stale == {"d"}
+
+
+def test_apply_feedback_drops_dismissed_and_learns():
+    rng = np.random.default_rng(0)
+    rows = rng.random((200, 16))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    papers = [Paper(f"p{i}", f"Paper {i}") for i in range(200)]
+    recs = [Recommendation(p, float(rows[i] @ rows[0]), (Reason("K1", "Kept one", 0.5),), i + 1)
+            for i, p in enumerate(papers)]
+    feedback = Feedback(kept=frozenset({"p1"}), dismissed={"p2": "removed"}, stale=frozenset({"p3"}),
+                        kept_items=frozenset({"K1"}), titles={"p2": "Paper 2"})
+    out = apply_feedback(recs, [p.id for p in papers], rows, feedback, profile_rows=rows[[0, 1]], top_n=20)
+    ids = [r.paper.id for r in out]
+    assert {"p1", "p2", "p3"}.isdisjoint(ids) and len(ids) == 20 and [r.rank for r in out] == list(range(1, 21))
+    assert all("like 'Kept one', which you kept" in r.feedback for r in out)
+    everything = [r.paper.id for r in apply_feedback(recs, [p.id for p in papers], rows, feedback,
+                                                     profile_rows=rows[[0, 1]])]
+    near = [f"p{i}" for i in np.argsort(-(rows @ rows[2]))[4:24]]  # the dismissed paper's neighbours
+    before = np.mean([[r.paper.id for r in recs if r.paper.id not in ("p1", "p2", "p3")].index(n) for n in near])
+    assert np.mean([everything.index(n) for n in near]) > before  # ranked lower once it was dismissed
+    assert apply_feedback(recs, [p.id for p in papers], rows, Feedback(), top_n=5) == recs[:5]
+
+
+def test_the_memory_file_is_private_and_atomic(tmp_path):
+    with Memory(tmp_path / "h.sqlite") as memory:
+        run = memory.record_run("user:1", "R", OURS, 5, [], [PAPER], [])
+        assert memory.papers("user:1")["icml/1"] == PAPER and memory.runs("user:1")[0][0] == run
+        assert (tmp_path / "h.sqlite").stat().st_mode & 0o777 == 0o600
+        with pytest.raises(Exception):
+            memory.record_run("user:1", "R", OURS, 6, [], [PAPER, None], [])  # fails half way
+        assert len(memory.runs("user:1")) == 1  # nothing of the failed run was kept
+
+
+def test_a_damaged_memory_is_one_clear_line(tmp_path):
+    from zotero_bridge.errors import BridgeError
+
+    (tmp_path / "h.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x01" * 200)
+    with pytest.raises(BridgeError, match="history is damaged.*move it away"):
+        Memory(tmp_path / "h.sqlite")

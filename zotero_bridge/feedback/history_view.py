@@ -1,0 +1,38 @@
+"""`zotrec history` as text or JSON: the runs, the papers shown in them, and each created paper's fate."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from zotero_bridge.feedback.memory import Memory
+
+
+def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> str:
+    libraries = [library] if library else memory.libraries()
+    listed = [run for name in libraries for run in memory.runs(name)[:runs]]
+    papers = {name: memory.papers(name) for name in libraries}
+    if fmt == "json":
+        return json.dumps({
+            "file": str(memory.path),
+            "runs": [{"run": r[0], "library": r[1], "at": r[2], "collection": r[3],
+                      "papers": [asdict(s) for s in memory.shown(r[0])]} for r in listed],
+            "papers": [{"library": name, **asdict(p)} for name, found in papers.items() for p in found.values()],
+        }, ensure_ascii=False, indent=2) + "\n"
+    if not libraries:
+        return f"zotrec has not written to any library yet ({memory.path}).\n"
+    lines = [f"History in {memory.path}"]
+    for name in libraries:
+        found = papers[name]
+        counts = {fate: sum(p.fate == fate for p in found.values()) for fate in ("kept", "dismissed", "untouched")}
+        lines.append(f"\n{name}: {len(found)} papers created · " + ", ".join(f"{n} {f}" for f, n in counts.items()))
+        for paper in sorted(found.values(), key=lambda p: (p.fate, p.title)):
+            why = f" ({paper.why})" if paper.why else (
+                f" ({paper.untouched_runs} runs)" if paper.untouched_runs else "")
+            lines.append(f"  {paper.fate:<10} {paper.title}{why}")
+        for run_id, _, at, collection, count in memory.runs(name)[:runs]:
+            lines.append(f"  run {run_id} · {at} · \"{collection}\" · {count} papers")
+            for shown in memory.shown(run_id):
+                rank = f"#{shown.rank}" if shown.rank else "  "
+                lines.append(f"      {shown.action:<7} {rank:>4}  {shown.title}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,90 @@
+"""From remembered recommendations and a view of the library to the plain lists the recommender uses.
+
+`read_fates` applies the rules of fates.py to every paper zotrec remembers for a library; `feedback_for`
+turns the result into recommender.scoring.feedback.Feedback (corpus ids kept / dismissed / stale, and the
+item keys of kept papers so that reasons can say "you kept …").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from recommender.scoring.feedback import Feedback
+from zotero_bridge.feedback.fates import DISMISSED, KEPT, STALE_AFTER_RUNS, UNTOUCHED, LibraryView, fate_of
+from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+
+
+def read_fates(remembered: Mapping[str, Remembered], view: LibraryView, collection_name: str = ""
+               ) -> dict[str, Remembered]:
+    """corpus id → the paper with its fate as `view` shows it now."""
+    return {corpus_id: fate_of(paper, view, collection_name) for corpus_id, paper in remembered.items()}
+
+
+def how_dismissed(why: str) -> str:
+    """'you moved it to the trash' → 'trashed', for "less like 'X', which you trashed"."""
+    return "trashed" if "trash" in why else "deleted" if "deleted" in why else "removed"
+
+
+def feedback_for(fates: Mapping[str, Remembered], group_counts: Mapping[str, int] | None = None,
+                 group_name: str = "") -> Feedback:
+    """The recommender's view of what the user did."""
+    kept = {cid: p for cid, p in fates.items() if p.fate == KEPT}
+    dismissed = {cid: how_dismissed(p.why) for cid, p in fates.items() if p.fate == DISMISSED}
+    stale = {cid for cid, p in fates.items()
+             if p.fate == UNTOUCHED and p.status == IN_COLLECTION and p.untouched_runs >= STALE_AFTER_RUNS}
+    return Feedback(kept=frozenset(kept), dismissed=dismissed, stale=frozenset(stale),
+                    kept_items=frozenset(p.item_key for p in kept.values()),
+                    group_counts=dict(group_counts or {}), group_name=group_name,
+                    titles={cid: p.title for cid, p in fates.items()})
+
+
+def summary(fates: Mapping[str, Remembered]) -> dict[str, int]:
+    counts = {KEPT: 0, DISMISSED: 0, UNTOUCHED: 0}
+    for paper in fates.values():
+        counts[paper.fate] = counts.get(paper.fate, 0) + 1
+    return counts
+
+
+def after_run(fates: Mapping[str, Remembered], entries, created: Mapping[str, str], items: Mapping[str, Mapping],
+              collection_key: str, library_moved: bool) -> tuple[list[Remembered], list[Remembered]]:
+    """(papers this run created, every remembered paper as it stands after the run), from the plan's entries
+    (objects with action/corpus_id/title/item_key). A paper still untouched counts one more run only when
+    the library changed since the last run: the user was in Zotero and passed it over."""
+    from dataclasses import replace
+
+    from zotero_bridge.feedback.fates import fingerprint
+    from zotero_bridge.feedback.memory import RETIRED
+
+    made = [Remembered(cid, entry.title, key, collection_key, fingerprint(items.get(key, {})))
+            for entry in entries if entry.action == "add" and (key := created.get(entry.corpus_id))
+            for cid in [entry.corpus_id]]
+    status = {e.corpus_id: (IN_COLLECTION if e.action in ("keep", "link") else RETIRED)
+              for e in entries if e.action in ("keep", "link", "remove") and e.corpus_id in fates}
+    updated = []
+    for corpus_id, paper in fates.items():
+        paper = replace(paper, status=status.get(corpus_id, paper.status))
+        if paper.fate == UNTOUCHED and paper.status == IN_COLLECTION and library_moved:
+            paper = replace(paper, untouched_runs=paper.untouched_runs + 1)
+        updated.append(paper)
+    return made, updated
+
+
+def member_counts(creators: Mapping[str, int], items: Mapping[str, Mapping], corpus, me: int | None
+                  ) -> tuple[dict[str, int], frozenset[str]]:
+    """(corpus id → how many other members saved the paper, keys of items other members created), matching
+    group items to corpus papers by DOI or normalised title."""
+    from recommender.text import doi_key, title_key
+
+    by_doi = {doi_key(p.doi): p.id for p in corpus if p.doi}
+    by_title = {title_key(p.title): p.id for p in corpus if not p.title_derived}
+    others = frozenset(key for key, user in creators.items() if user != me)
+    savers: dict[str, set[int]] = {}
+    for key in others:
+        data = items.get(key) or {}
+        if data.get("deleted"):
+            continue
+        paper = by_doi.get(doi_key(str(data.get("DOI") or ""))) if data.get("DOI") else None
+        paper = paper or by_title.get(title_key(str(data.get("title") or "")))
+        if paper:
+            savers.setdefault(paper, set()).add(creators[key])
+    return {paper: len(users) for paper, users in savers.items()}, others

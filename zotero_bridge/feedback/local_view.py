@@ -1,0 +1,47 @@
+"""The running Zotero desktop's view of zotrec's recommendations, through its local API (read-only, no key).
+
+Every item (children included), the trash and the collections, as pyzotero reads them from
+http://localhost:23119/api; the library is named from the items' own `library` field (`user:<id>`), so the
+memory `sync` wrote is found when the desktop is logged in to the same account. Deletions are not visible
+here: a missing item keeps its last known fate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zotero_bridge.errors import SourceError
+from zotero_bridge.feedback.fates import LibraryView, lift_children
+from zotero_bridge.feedback.sqlite_view import SqliteLibrary
+from zotero_bridge.sources.web import collection_paths
+
+DEFAULT_ENDPOINT = "http://localhost:23119/api"
+
+
+def read_local_view(endpoint: str, group: str | None) -> SqliteLibrary:
+    from pyzotero import zotero
+
+    endpoint = (endpoint or DEFAULT_ENDPOINT).rstrip("/")
+    library_type, library_id = ("group", group.strip()) if group and group.strip().isdigit() else ("user", "0")
+    client = zotero.Zotero(library_id, library_type, local=True)
+    client.endpoint = endpoint
+    try:
+        rows = client.everything(client.items())
+        trash = client.everything(client.trash())
+        collections = client.everything(client.collections())
+    except Exception as error:  # pyzotero and httpx errors alike: one line, the list is still made
+        raise SourceError(f"could not read zotrec's items from the local API at {endpoint}: "
+                          f"{str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+                          ) from None
+    data = [_data(row) for row in rows] + [{**_data(row), "deleted": 1} for row in trash]
+    items = {d["key"]: d for d in data if d.get("key") and not d.get("parentItem")}
+    owner = next((row.get("library") for row in rows + trash if isinstance(row, dict) and row.get("library")), {})
+    name = f"{owner.get('type', library_type)}:{owner.get('id', library_id)}"
+    paths = collection_paths({c["key"]: _data(c) for c in collections if isinstance(c, dict) and c.get("key")})
+    view = LibraryView(items=items, children=lift_children([d for d in data if d.get("parentItem")]),
+                       collections=paths, complete=False)
+    return SqliteLibrary(name, f"{library_type} library {library_id} (local API)", view)
+
+
+def _data(row: Any) -> dict:
+    return dict(row.get("data", row)) if isinstance(row, dict) else {}

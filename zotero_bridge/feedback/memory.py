@@ -1,0 +1,174 @@
+"""zotrec's memory of what it recommended to each library, and what became of it.
+
+One SQLite file in the user data folder (history.sqlite, mode 0600). A library is named as Zotero names it,
+`user:<id>` or `group:<id>`, whichever source read it (Web API, zotero.sqlite, local API), so a fate seen in
+the desktop database counts for the recommendations the Web API wrote. A run's rows and the fates read
+in it are stored in one transaction: a killed run leaves the previous state.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from zotero_bridge.errors import BridgeError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, library TEXT NOT NULL, at TEXT NOT NULL, collection TEXT NOT NULL,
+    collection_key TEXT, library_version INTEGER);
+CREATE TABLE IF NOT EXISTS shown (
+    run_id INTEGER NOT NULL, corpus_id TEXT NOT NULL, title TEXT NOT NULL, rank INTEGER, score REAL,
+    item_key TEXT, action TEXT NOT NULL, PRIMARY KEY (run_id, corpus_id));
+CREATE TABLE IF NOT EXISTS papers (
+    library TEXT NOT NULL, corpus_id TEXT NOT NULL, title TEXT NOT NULL, item_key TEXT NOT NULL,
+    collection_key TEXT NOT NULL, fingerprint TEXT NOT NULL, status TEXT NOT NULL,
+    fate TEXT NOT NULL DEFAULT 'untouched', why TEXT NOT NULL DEFAULT '', untouched_runs INTEGER NOT NULL DEFAULT 0,
+    child_seen INTEGER NOT NULL DEFAULT 0, first_run INTEGER NOT NULL, last_run INTEGER NOT NULL,
+    PRIMARY KEY (library, corpus_id));
+CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGER NOT NULL, me INTEGER, name TEXT);
+CREATE TABLE IF NOT EXISTS group_members (
+    library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
+"""
+IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One paper zotrec created in a library, and its last known fate."""
+
+    corpus_id: str
+    title: str
+    item_key: str
+    collection_key: str
+    fingerprint: str
+    status: str = IN_COLLECTION
+    fate: str = "untouched"
+    why: str = ""
+    untouched_runs: int = 0
+    child_seen: bool = False
+
+
+@dataclass(frozen=True)
+class ShownPaper:
+    """One line of a run: a paper zotrec planned for the collection (action add/link/keep/remove)."""
+
+    corpus_id: str
+    title: str
+    rank: int | None
+    score: float | None
+    item_key: str
+    action: str
+
+
+def memory_path(data_dir: Path | None = None) -> Path:
+    import platformdirs
+
+    return (Path(data_dir) if data_dir else Path(platformdirs.user_data_dir("zotrec"))) / "history.sqlite"
+
+
+class Memory:
+    """Open (creating it 0600) the history file at `path`."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path else memory_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.chmod(self.path, 0o600)
+        self.db = sqlite3.connect(self.path)
+        try:
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start afresh "
+                              "(zotrec then forgets what you kept and dismissed)") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def papers(self, library: str) -> dict[str, Remembered]:
+        """corpus id → what zotrec remembers of the paper it created in `library`."""
+        rows = self.db.execute(
+            "SELECT corpus_id, title, item_key, collection_key, fingerprint, status, fate, why, untouched_runs, "
+            "child_seen FROM papers WHERE library = ?", (library,))
+        return {row[0]: Remembered(*row[:8], int(row[8]), bool(row[9])) for row in rows}
+
+    def record_run(self, library: str, collection: str, collection_key: str | None, library_version: int | None,
+                   shown: Sequence[ShownPaper], created: Iterable[Remembered], updated: Iterable[Remembered]) -> int:
+        """Store one written run: its lines, the papers it created, and every paper's fate as read now."""
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self.db:
+            run = self.db.execute("INSERT INTO runs (library, at, collection, collection_key, library_version) "
+                                  "VALUES (?, ?, ?, ?, ?)", (library, at, collection, collection_key,
+                                                             library_version)).lastrowid
+            self.db.executemany("INSERT OR REPLACE INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                [(run, s.corpus_id, s.title, s.rank, s.score, s.item_key, s.action) for s in shown])
+            for paper in created:
+                self.db.execute("INSERT OR REPLACE INTO papers (library, corpus_id, title, item_key, collection_key, "
+                                "fingerprint, status, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                (library, paper.corpus_id, paper.title, paper.item_key, paper.collection_key,
+                                 paper.fingerprint, paper.status, run, run))
+            for paper in updated:
+                self.db.execute("UPDATE papers SET status = ?, fate = ?, why = ?, untouched_runs = ?, child_seen = ?, "
+                                "last_run = ? WHERE library = ? AND corpus_id = ?",
+                                (paper.status, paper.fate, paper.why, paper.untouched_runs, int(paper.child_seen),
+                                 run, library, paper.corpus_id))
+        return int(run)
+
+    def runs(self, library: str | None = None) -> list[tuple]:
+        """(run id, library, when, collection, papers shown) for every run, newest first."""
+        where, args = ("WHERE r.library = ?", (library,)) if library else ("", ())
+        return self.db.execute(
+            f"SELECT r.id, r.library, r.at, r.collection, COUNT(s.corpus_id) FROM runs r "
+            f"LEFT JOIN shown s ON s.run_id = r.id {where} GROUP BY r.id ORDER BY r.id DESC", args).fetchall()
+
+    def shown(self, run_id: int) -> list[ShownPaper]:
+        rows = self.db.execute("SELECT corpus_id, title, rank, score, item_key, action FROM shown WHERE run_id = ? "
+                               "ORDER BY rank IS NULL, rank", (run_id,))
+        return [ShownPaper(*row) for row in rows]
+
+    def libraries(self) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT DISTINCT library FROM runs ORDER BY library")]
+
+    # ---- who saved what in a group library (the group signal) -------------------------------------------
+    def group_state(self, library: str) -> tuple[int, int | None, str]:
+        """(the library version the member list matches, 0 if none; this key's user id; the group's name)."""
+        row = self.db.execute("SELECT version, me, name FROM group_state WHERE library = ?", (library,)).fetchone()
+        return (int(row[0]), row[1], row[2] or "") if row else (0, None, "")
+
+    def group_members(self, library: str) -> dict[str, int]:
+        """item key → the member who created it."""
+        rows = self.db.execute("SELECT item_key, user_id FROM group_members WHERE library = ?", (library,))
+        return {key: int(user) for key, user in rows}
+
+    def store_group(self, library: str, version: int, me: int | None, name: str, created: dict[str, int],
+                    live: set[str]) -> None:
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO group_members VALUES (?, ?, ?)",
+                                [(library, key, user) for key, user in created.items()])
+            gone = [(library, key) for key in self.group_members(library) if key not in live]
+            self.db.executemany("DELETE FROM group_members WHERE library = ? AND item_key = ?", gone)
+            self.db.execute("INSERT OR REPLACE INTO group_state VALUES (?, ?, ?, ?)", (library, version, me, name))
+
+    def forget(self, library: str | None = None) -> int:
+        """Forget one library (or all): its runs and fates. Returns how many papers were forgotten."""
+        where, args = ("WHERE library = ?", (library,)) if library else ("", ())
+        with self.db:
+            count = self.db.execute(f"SELECT COUNT(*) FROM papers {where}", args).fetchone()[0]
+            self.db.execute(f"DELETE FROM shown WHERE run_id IN (SELECT id FROM runs {where})", args)
+            self.db.execute(f"DELETE FROM runs {where}", args)
+            self.db.execute(f"DELETE FROM papers {where}", args)
+            self.db.execute(f"DELETE FROM group_members {where}", args)
+            self.db.execute(f"DELETE FROM group_state {where}", args)
+        return int(count)

@@ -1,0 +1,52 @@
+"""The Web API's view of a library for reading fates: the synced snapshot plus the child items that changed.
+
+Children (notes, attachments, annotations) are not in the incremental cache, and adding one does not change
+its parent's version, so when the library moved since the last run zotrec asks once for every item changed
+since then (`/items?since=V`, paged) and keeps the children of the papers it remembers. An unchanged library
+costs nothing more. Only reads: nothing is written to learn a fate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zotero_bridge.feedback.fates import LibraryView, lift_children
+from zotero_bridge.sources.web import Snapshot
+from zotero_bridge.web.client import WebSession
+
+PAGE_SIZE = 100
+KEYS_PER_REQUEST = 50
+
+
+def web_view(session: WebSession, snapshot: Snapshot, since: int, parents: Iterable[str]) -> LibraryView:
+    """The library as the Web API shows it now; `since` is the library version of the previous read."""
+    wanted = set(parents)
+    children: dict = {}
+    if wanted and since and snapshot.version != since:
+        rows = _changed_items(session, since)
+        missing = sorted({str(r.get("parentItem")) for r in rows if r.get("itemType") == "annotation"}
+                         - {str(r.get("key")) for r in rows})
+        rows += _items_by_key(session, missing)
+        children = {key: found for key, found in lift_children(rows).items() if key in wanted}
+    return LibraryView(items=snapshot.items, children=children, collections=snapshot.collection_paths(),
+                       complete=True)
+
+
+def _changed_items(session: WebSession, since: int) -> list[dict]:
+    zot = session.zot
+    objects = list(session.call("reading changed notes and attachments",
+                                lambda: zot.items(since=since, limit=PAGE_SIZE)))
+    while zot.links and zot.links.get("next"):
+        objects.extend(session.call("reading changed notes and attachments", zot.follow))
+    return [o["data"] for o in objects if isinstance(o, dict) and isinstance(o.get("data"), dict)]
+
+
+def _items_by_key(session: WebSession, keys: list[str]) -> list[dict]:
+    """The attachments that hold new annotations, so each annotation counts for its top-level paper."""
+    zot, rows = session.zot, []
+    for start in range(0, len(keys), KEYS_PER_REQUEST):
+        batch = ",".join(keys[start:start + KEYS_PER_REQUEST])
+        found = session.call("reading annotated attachments",
+                             lambda b=batch: zot.items(itemKey=b, limit=KEYS_PER_REQUEST))
+        rows += [o["data"] for o in found if isinstance(o, dict) and isinstance(o.get("data"), dict)]
+    return rows

@@ -95,6 +95,9 @@ def test_apply_feedback_drops_dismissed_and_learns():
     before = np.mean([[r.paper.id for r in recs if r.paper.id not in ("p1", "p2", "p3")].index(n) for n in near])
     assert np.mean([everything.index(n) for n in near]) > before  # ranked lower once it was dismissed
     assert apply_feedback(recs, [p.id for p in papers], rows, Feedback(), top_n=5) == recs[:5]
+    lowered = [r for r in apply_feedback(recs, [p.id for p in papers], rows, feedback, profile_rows=rows[[0, 1]])
+               if r.paper.id in near and any("less like 'Paper 2', which you removed" in n for n in r.feedback)]
+    assert lowered  # the reasons name the dismissed paper that moved its neighbours down
 
 
 def test_the_memory_file_is_private_and_atomic(tmp_path):

@@ -19,7 +19,7 @@ SCORE_DECIMALS = 4
 def recommendation_row(rec: Recommendation) -> dict[str, Any]:
     """The stable JSON shape of one recommendation (other tools read it; add keys, never rename)."""
     paper = rec.paper
-    return {
+    row = {
         "rank": rec.rank,
         "id": paper.id,
         "title": paper.title,
@@ -35,8 +35,10 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
             {"key": r.item_key, "title": r.item_title, "similarity": round(r.similarity, SCORE_DECIMALS)}
             for r in rec.reasons
         ],
-        "feedback": list(rec.feedback),
     }
+    if rec.feedback:  # only when the user's feedback moved this paper: other rows keep their old bytes
+        row["feedback"] = list(rec.feedback)
+    return row
 
 
 def reasons_text(rec: Recommendation) -> str:

@@ -168,6 +168,9 @@ class ScoreWriter:
     def _open_file(self, overwrite: bool, on_resumed_row) -> IO[str]:
         path = self.path
         assert path is not None
+        from recommender.formats.output import check_output_path
+
+        check_output_path(path)  # never a Zotero database or a folder
         if path.exists() and path.stat().st_size and not overwrite:
             self.resumed = scan_existing(path, self.fmt, on_resumed_row)
             with path.open("r+b") as raw:

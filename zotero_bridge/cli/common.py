@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -130,19 +129,30 @@ def load_model(model_path: str | None):
     return model
 
 
-def write_output(text: str, output: str | None) -> None:
+def write_output(text: str, output: str | None, inputs=()) -> None:
+    """stdout, or FILE through the one safe writer (never over an input, a database, a link or a device)."""
     if output in (None, "-"):
         click.echo(text, nl=False)
         return
-    path = Path(output)
-    if path.exists() and not path.is_file():  # /dev/null, a FIFO: write in place, never rename over it
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        return
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-    log.info("Wrote %s", path)
+    from recommender.formats.output import write_text
+
+    written = write_text(output, text, inputs)
+    log.info("Wrote %s", written)
+
+
+def run_inputs(*groups) -> list[str]:
+    """Every file a command reads (libraries, corpus files, a model), for the output writer's check."""
+    inputs: list[str] = []
+    for group in groups:
+        if not group:
+            continue
+        for value in [group] if isinstance(group, (str, Path)) else group:
+            path = Path(str(value).removeprefix("zotero:sqlite:"))
+            if path.is_dir():
+                inputs.extend(str(p) for p in sorted(path.iterdir()) if p.is_file())
+            else:
+                inputs.append(str(path))
+    return inputs
 
 
 def profile_for(items, collection: str | None):

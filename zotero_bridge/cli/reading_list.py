@@ -11,6 +11,7 @@ from zotero_bridge.cli.common import (
     load_model,
     profile_for,
     read_sources,
+    run_inputs,
     source_options,
     source_settings,
     write_output,
@@ -53,6 +54,11 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from zotero_bridge.render.reading_list import render_recommendations
 
     parse_aggregation(aggregation)
+    inputs = run_inputs(libraries, corpus_paths, model_path)
+    if output not in (None, "-"):
+        from recommender.formats.output import check_output_path
+
+        check_output_path(output, inputs)  # before any work: a refused -o costs nothing
     features = choose_features(features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     profile = profile_for(read.items, collection)
@@ -64,9 +70,9 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export
 
-        write_output(render_export(recs, fmt), output)
+        write_output(render_export(recs, fmt), output, inputs)
         return
-    write_output(render_recommendations(recs, fmt, title=title), output)
+    write_output(render_recommendations(recs, fmt, title=title), output, inputs)
 
 
 @click.command("library")

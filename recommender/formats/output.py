@@ -105,3 +105,21 @@ def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ())
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+SPREADSHEET_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """A CSV cell a spreadsheet will not evaluate: text starting with = + - @, a tab or a CR gets a leading
+    apostrophe (the OWASP rule; Excel, LibreOffice and Google Sheets then show it as text). Numbers pass."""
+    if isinstance(cell, str) and cell.startswith(SPREADSHEET_TRIGGERS):
+        return "'" + cell
+    return cell
+
+
+def spreadsheet_unsafe(cell: str) -> str:
+    """The text `spreadsheet_safe` was given (for reading our own CSV back, e.g. on resume)."""
+    if cell.startswith("'") and cell[1:].startswith(SPREADSHEET_TRIGGERS):
+        return cell[1:]
+    return cell

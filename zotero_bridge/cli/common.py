@@ -33,19 +33,38 @@ def setup_logging(quiet: bool, verbose: bool) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
-    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc"):
+    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
 
 
+_NOTES: list[str] = []
+
+
+def note(short: str, full: str) -> None:
+    """A notice for stderr: `full` on its own line with -v, else `short` joined into one closing line."""
+    log.debug("%s", full)
+    _NOTES.append(short)
+
+
+def flush_notes() -> None:
+    """The run's notices as one line (nothing under -q)."""
+    if _NOTES:
+        log.info("%s", " · ".join(_NOTES))
+        _NOTES.clear()
+
+
 def friendly_errors(command):
-    """Turn the library's own errors into one `Error: …` line and exit status 1."""
+    """Turn the library's own errors into one `Error: …` line and exit status 1; notices as one line."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         from recommender.errors import RecommenderError
 
+        _NOTES.clear()
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
+            flush_notes()
+            return result
         except RecommenderError as error:
             raise click.ClickException(str(error)) from None
         except (ValueError, OSError) as error:
@@ -90,10 +109,14 @@ def read_sources(libraries, settings):
         from zotero_bridge.render.reading_list import skipped_summary
 
         summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
-        log.info("Skipped %d entries: %s", len(read.skipped), summary)
-        for skipped in read.skipped:
-            if "could not be parsed" in skipped.reason or "broken" in skipped.reason or "JSON" in skipped.reason:
-                log.warning("%s: %s", skipped.where, skipped.reason)
+        note(f"skipped {len(read.skipped)} library entries ({summary}; `zotrec library` lists them)",
+             f"Skipped {len(read.skipped)} library entries: {summary}")
+        broken = [s for s in read.skipped
+                  if "could not be parsed" in s.reason or "broken" in s.reason or "JSON" in s.reason
+                  or "expected" in s.reason]
+        if broken:  # one line however many: the first names the place, `zotrec library` lists the rest
+            log.warning("%d library entries could not be read; first: %s: %s",
+                        len(broken), broken[0].where, broken[0].reason)
     return read
 
 
@@ -108,24 +131,29 @@ def load_corpus_papers(corpus_paths):
 
     paths = list(corpus_paths) or default_corpus_paths()
     loaded = load_corpus(paths)
-    for skipped in loaded.skipped:
-        log.warning("%s: %s", skipped.where, skipped.reason)
+    if loaded.skipped:
+        first = loaded.skipped[0]
+        log.warning("%d corpus entries skipped; first: %s: %s", len(loaded.skipped), first.where, first.reason)
+        for skipped in loaded.skipped[1:]:
+            log.debug("%s: %s", skipped.where, skipped.reason)
     title_only = sum(paper.abstract is None for paper in loaded.papers)
     if title_only:
-        log.info("%d of %d corpus papers have no abstract: they are scored on their titles.",
-                 title_only, len(loaded.papers))
+        note(f"{title_only} of {len(loaded.papers)} papers ranked on titles only (no abstract)",
+             f"{title_only} of {len(loaded.papers)} corpus papers have no abstract: they are scored on their titles.")
     return loaded.papers
 
 
 def load_model(model_path: str | None):
     """The collaborative model at `model_path`, or None (content-only scoring, said once on stderr)."""
     if not model_path:
-        log.info("No --model given: scoring on content only (train one with `zotrec train`).")
+        note("content only (no --model)",
+             "No --model given: scoring on content only (train one with `zotrec train`).")
         return None
     from recommender.collaborative.model import CollaborativeModel
 
     model = CollaborativeModel.load(model_path)
-    log.info("Hybrid scoring with %s (trained on %s).", model_path, model.provenance.get("data", "unknown data"))
+    note(f"hybrid with {model_path}",
+         f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
 
 
@@ -137,7 +165,7 @@ def write_output(text: str, output: str | None, inputs=()) -> None:
     from recommender.formats.output import write_text
 
     written = write_text(output, text, inputs)
-    log.info("Wrote %s", written)
+    note(f"wrote {written}", f"Wrote {written}")
 
 
 def run_inputs(*groups) -> list[str]:

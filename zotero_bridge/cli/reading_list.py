@@ -72,7 +72,17 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
 
         write_output(render_export(recs, fmt), output, inputs)
         return
-    write_output(render_recommendations(recs, fmt, title=title), output, inputs)
+    context = list_context(libraries, corpus_paths, features, model_path, len(read.items))
+    write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
+
+
+def list_context(libraries, corpus_paths, features, model_path, items):
+    """The HTML page's header: what was ranked against what."""
+    from zotero_bridge.render.html_page import ListContext
+
+    corpus = ", ".join(corpus_paths) if corpus_paths else "the bundled ICML 2025 seeds"
+    return ListContext(library=", ".join(libraries), corpus=corpus, features=features, model=model_path or "",
+                       library_items=items)
 
 
 @click.command("library")

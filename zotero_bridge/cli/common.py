@@ -19,6 +19,7 @@ DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
 DEFAULT_AGGREGATION = "top5"
 
 log = logging.getLogger("zotrec")
+_NOTES: list[str] = []  # this run's notices, said as one line at the end (see `note`)
 
 
 class _StderrFormatter(logging.Formatter):
@@ -27,17 +28,28 @@ class _StderrFormatter(logging.Formatter):
         return prefix + record.getMessage()
 
 
+# Loggers whose INFO lines are notices (said once per run), folded into the closing line unless -v.
+NOTICE_LOGGERS = ("recommender.features",)
+
+
+class _FoldNotices(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and record.name.startswith(NOTICE_LOGGERS):
+            _NOTES.append(record.getMessage().rstrip("."))
+            return False
+        return True
+
+
 def setup_logging(quiet: bool, verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_StderrFormatter())
+    if not verbose:
+        handler.addFilter(_FoldNotices())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
     for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
-
-
-_NOTES: list[str] = []
 
 
 def note(short: str, full: str) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem
 
-DEFAULT_CASES = int(os.environ.get("ZOTREC_FUZZ_CASES", "150"))
+DEFAULT_CASES = int(os.environ.get("ZOTREC_FUZZ_CASES", "100"))
 SLOW_CASES = 10_000
 
 json_values = st.recursive(
@@ -172,3 +172,95 @@ def test_corpus_files_never_crash(tmp_path_factory, suffix, strategy):
 @pytest.mark.parametrize(("suffix", "strategy"), CORPUS_CASES)
 def test_corpus_files_never_crash_slow(tmp_path_factory, suffix, strategy):
     _corpus_case(tmp_path_factory, suffix, strategy, SLOW_CASES)
+
+
+# ---- zotero.sqlite and the model file --------------------------------------------------------------------
+sql_values = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=True), st.text(max_size=30),
+                       st.binary(max_size=30))
+
+
+def _sqlite_case(tmp_path_factory, cases):
+    import shutil
+    import sqlite3
+
+    from tests import zotero_db
+    from zotero_bridge.sources import SourceOptions
+    from zotero_bridge.sources.sqlite import read_sqlite_library
+
+    if not zotero_db.schema_available():
+        pytest.skip("the real Zotero schema (../shared/fixtures) is not present")
+    folder = tmp_path_factory.mktemp("sqlite")
+    sample = zotero_db.build_sample_library(folder / "sample.sqlite")
+
+    @_fuzz(st.one_of(st.binary(max_size=400).map(lambda b: ("bytes", b)),
+                     st.tuples(st.just("values"), st.lists(sql_values, min_size=1, max_size=6))), cases)
+    def run(case):
+        kind, payload = case
+        path = folder / "zotero.sqlite"
+        if kind == "bytes":
+            path.write_bytes(payload)
+        else:  # the real schema with values of any type where Zotero keeps text
+            shutil.copy(sample, path)
+            with sqlite3.connect(path) as connection:
+                ids = [row[0] for row in connection.execute("SELECT valueID FROM itemDataValues")]
+                for value_id, value in zip(ids, payload):
+                    try:
+                        connection.execute("UPDATE itemDataValues SET value = ? WHERE valueID = ?", (value, value_id))
+                    except sqlite3.IntegrityError:
+                        pass  # the value is already used (values are unique in Zotero's schema)
+                connection.execute("UPDATE creators SET lastName = ? WHERE creatorID = 1", (payload[0],))
+        read = _tolerated(lambda: read_sqlite_library(str(path), SourceOptions()))
+        for item in read.items if read else []:
+            _check_item(item)
+    run()
+
+
+def test_zotero_sqlite_never_crashes(tmp_path_factory):
+    _sqlite_case(tmp_path_factory, max(1, DEFAULT_CASES // 2))
+
+
+@pytest.mark.slow
+def test_zotero_sqlite_never_crashes_slow(tmp_path_factory):
+    _sqlite_case(tmp_path_factory, SLOW_CASES)
+
+
+MODEL_ARRAYS = ["format", "settings", "provenance", "map_columns", "map_weights", "map_intercept", "item_gram",
+                "fold_in_confidence", "blend_weight", "idf_columns", "idf_values", "idf_unseen"]
+arrays = st.one_of(st.integers(-5, 5).map(lambda n: [n]), st.lists(st.floats(allow_nan=True), max_size=6),
+                   st.lists(st.lists(st.integers(-3, 40), min_size=2, max_size=2), max_size=3),
+                   st.text(max_size=20), json_values.map(json.dumps),
+                   st.just("zotrec-collaborative-1"), st.just('{"factors": 2, "n_features": 64}'))
+
+
+def _model_case(tmp_path_factory, cases):
+    import io
+
+    import numpy as np
+
+    from recommender.collaborative.model import MODEL_FORMAT, CollaborativeModel
+
+    folder = tmp_path_factory.mktemp("model")
+
+    def npz(contents: dict) -> bytes:
+        out = io.BytesIO()
+        np.savez(out, **{k: np.array(v) for k, v in contents.items()})
+        return out.getvalue()
+
+    structured = st.dictionaries(st.sampled_from(MODEL_ARRAYS), arrays, max_size=len(MODEL_ARRAYS)).map(
+        lambda d: npz({"format": MODEL_FORMAT, **d} if "format" not in d else d))
+
+    @_fuzz(st.one_of(st.binary(max_size=300), structured), cases)
+    def run(data):
+        path = folder / "model.npz"
+        path.write_bytes(data)
+        _tolerated(lambda: CollaborativeModel.load(path))
+    run()
+
+
+def test_model_file_never_crashes(tmp_path_factory):
+    _model_case(tmp_path_factory, DEFAULT_CASES)
+
+
+@pytest.mark.slow
+def test_model_file_never_crashes_slow(tmp_path_factory):
+    _model_case(tmp_path_factory, SLOW_CASES)

@@ -138,6 +138,7 @@ def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     lines = text.splitlines()
     venue = clean_text(lines[0])
     papers: list[Paper] = []
+    skipped: list[Skipped] = []
     paragraph: list[str] = []
     start = 0
     for number, line in enumerate([*lines[1:], ""], start=2):
@@ -146,10 +147,13 @@ def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
                 start = number
             paragraph.append(line)
         elif paragraph:
-            papers.append(make_paper(where=f"{path}:{start}", abstract=" ".join(paragraph),
-                                     venue=venue, metadata={"source_line": start}))
+            try:
+                papers.append(make_paper(where=f"{path}:{start}", abstract=" ".join(paragraph),
+                                         venue=venue, metadata={"source_line": start}))
+            except ValueError as error:  # a paragraph of markup only: nothing left to read
+                skipped.append(Skipped(f"{path}:{start}", str(error)))
             paragraph = []
-    return papers, []
+    return papers, skipped
 
 
 def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:

@@ -188,14 +188,15 @@ def _write_group(summary: BatchSummary, fmt: str) -> None:
     log.info("Most shared papers:\n%s", shown or "  (none)")
 
 
-def summary_text(summary: BatchSummary) -> str:
-    """The closing report: users, papers, rows, failures and time."""
+def summary_text(summary: BatchSummary) -> tuple[str, str]:
+    """The closing report (users, papers, rows, time) and, apart, the failures ('' when none)."""
     lines = [f"Scored {summary.scored} users against {summary.papers} papers; {summary.rows} rows in all"
              + (f" in {summary.output}" if summary.output else "")
              + f" ({summary.seconds:.1f} s)."]
     if summary.resumed:
         lines.append(f"{summary.resumed} users were already in the output file and were not scored again.")
+    failures = []
     if summary.failures:
-        lines.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
-        lines += [f"  {user}: {reason}" for user, reason in summary.failures]
-    return "\n".join(lines)
+        failures.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
+        failures += [f"  {user}: {reason}" for user, reason in summary.failures]
+    return "\n".join(lines), "\n".join(failures)

@@ -138,10 +138,29 @@ def default_corpus_paths() -> list[Path]:
     return sorted(folder.glob("*.txt"))
 
 
+CORPUS_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".json", ".csv", ".bib"}
+
+
+def expand_corpus_folders(corpus_paths) -> list:
+    """A folder given as --corpus stands for the corpus files in it (e.g. examples/icml2025-seeds)."""
+    paths: list = []
+    for given in corpus_paths:
+        folder = Path(given).expanduser()
+        if folder.is_dir():
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in CORPUS_SUFFIXES)
+            if not files:
+                raise click.ClickException(f"{folder}: no corpus files in this folder "
+                                           f"(looked for {', '.join(sorted(CORPUS_SUFFIXES))})")
+            paths.extend(files)
+        else:
+            paths.append(given)
+    return paths
+
+
 def load_corpus_papers(corpus_paths):
     from recommender.corpus.readers import load_corpus
 
-    paths = list(corpus_paths) or default_corpus_paths()
+    paths = expand_corpus_folders(corpus_paths) or default_corpus_paths()
     loaded = load_corpus(paths)
     if loaded.skipped:
         first = loaded.skipped[0]
@@ -196,17 +215,33 @@ def run_inputs(*groups) -> list[str]:
 
 
 def profile_for(items, collection: str | None):
-    """Items in the named collection (or any sub-collection of it); a clear error if none."""
-    if not collection:
+    """Items in the named collection (or any sub-collection of it); a clear error if none.
+
+    One rule, as everywhere in zotrec: a '/' makes a path from the top ('Thesis/Chapter 2'); a plain
+    name is any collection of that name, and an error listing the paths when two differ; blank is refused.
+    """
+    if collection is None:
         return None
-    wanted = collection.strip("/").casefold()
-    chosen = [
-        item for item in items
-        if any(path.casefold() == wanted or path.casefold().startswith(wanted + "/")
-               or path.rsplit("/", 1)[-1].casefold() == wanted for path in item.collections)
-    ]
+    wanted = collection.strip().strip("/").strip()
+    if not wanted:
+        raise click.ClickException("--collection is blank; give a collection name or a path such as 'Thesis/Chapter 2'")
+    wanted = "/".join(part.strip() for part in wanted.split("/")).casefold()
+    known = sorted({path for item in items for path in item.collections})
+    parts = [path.split("/") for path in known]
+    every = sorted({"/".join(p[:n]) for p in parts for n in range(1, len(p) + 1)})  # parents too
+    if "/" in wanted:
+        roots = [path for path in every if path.casefold() == wanted]
+    else:
+        named = [path for path in every if path.rsplit("/", 1)[-1].casefold() == wanted]
+        roots = [path for path in named if not any(path.casefold().startswith(other.casefold() + "/")
+                                                   for other in named if other != path)]
+        if len(roots) > 1:
+            raise click.ClickException(f"more than one collection is named '{collection.strip()}': "
+                                       f"{', '.join(roots)}; give the path, e.g. --collection '{roots[0]}'")
+    chosen = [item for item in items
+              if any(path.casefold() == root.casefold() or path.casefold().startswith(root.casefold() + "/")
+                     for path in item.collections for root in roots)]
     if not chosen:
-        known = sorted({path for item in items for path in item.collections})
         hint = f" (collections: {', '.join(known[:10])})" if known else " (this library has no collections)"
         raise click.ClickException(f"no items in collection '{collection}'{hint}")
     return chosen

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from zotero_bridge.cli.common import friendly_errors
+from zotero_bridge.cli.common import friendly_errors, log
 
 
 @click.group("corpus")
@@ -46,7 +46,7 @@ def corpus_fetch_command(name, sources, force, concurrency):
     show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
     report = fetch_corpus(name, sources, FetchSettings(concurrency=concurrency, show_progress=show), force=force)
     counts = report.counts
-    click.echo(f"Saved {report.papers:,} papers to {report.path}: {counts['with_abstracts']:,} with abstracts, "
+    log.info(f"Saved {report.papers:,} papers to {report.path}: {counts['with_abstracts']:,} with abstracts, "
                f"{counts['with_authors']:,} with authors, {counts['duplicates_dropped']:,} duplicates dropped, "
                f"{counts['skipped']:,} skipped ({report.stats.requests} requests, {report.seconds:.1f} s).")
 

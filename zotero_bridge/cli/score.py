@@ -11,6 +11,7 @@ from zotero_bridge.cli.common import (
     friendly_errors,
     load_corpus_papers,
     load_model,
+    log,
     run_inputs,
 )
 
@@ -62,6 +63,9 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)
     summary = run_batch(load_corpus_papers(corpus_paths), request)
-    click.echo(summary_text(summary), err=True)
+    report, failures = summary_text(summary)
+    log.info("%s", report)  # -q silences the report; failures are errors and always shown
+    if failures:
+        log.error("%s", failures)
     if summary.failures and not summary.scored and not summary.resumed:
         ctx.exit(1)

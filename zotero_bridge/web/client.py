@@ -99,6 +99,7 @@ class WebSession:
         self._not_before = 0.0
         self._asked_wait = 0.0
         self._server_asked = False
+        self._call_started = 0.0
         self.deadline_s = self.policy.deadline_s or default_deadline()
         client = httpx2.Client(follow_redirects=True, timeout=min(REQUEST_TIMEOUT_S, self.deadline_s),
                                event_hooks={"request": [self._on_request], "response": [self._on_response]})
@@ -121,6 +122,10 @@ class WebSession:
 
     # ---- hooks -----------------------------------------------------------------------------------------
     def _on_request(self, request: Any) -> None:
+        # pyzotero passes its own 30 s timeout with every request; bound it by what is left of the deadline
+        left = self.deadline_s - (self.policy.clock() - self._call_started) if self._call_started else self.deadline_s
+        seconds = max(1.0, min(REQUEST_TIMEOUT_S, left))
+        request.extensions["timeout"] = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
         if request.method == "GET":
             self.reads += 1
         else:
@@ -167,7 +172,7 @@ class WebSession:
         from pyzotero import errors as zerrors
 
         clock = self.policy.clock
-        started = clock()
+        started = self._call_started = clock()
         for attempt in range(1, self.policy.attempts + 1):
             self.zot.url_params = None  # pyzotero keeps a failed call's parameters otherwise
             self._status = None

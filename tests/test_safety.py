@@ -115,3 +115,18 @@ def test_score_out_inside_the_libraries_folder_is_not_read_back(tmp_path, librar
     users = {json.loads(line)["user"] for line in out.read_text().splitlines()}
     assert users == {"my"}
     assert (tmp_path / "scores.group.jsonl").exists()
+
+
+def test_dev_stdout_is_written_not_replaced(tmp_path):
+    import subprocess
+    import sys
+
+    before = os.lstat("/dev/stdout")
+    result = subprocess.run([sys.executable, "-m", "zotero_bridge", "reading-list", "--library", str(LIBRARY),
+                             "--features", "tfidf", "-n", "1", "--format", "csv", "-o", "/dev/stdout"],
+                            capture_output=True, text=True, cwd=REPO, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("rank,id,title")
+    after = os.lstat("/dev/stdout")
+    assert stat.S_ISLNK(after.st_mode) == stat.S_ISLNK(before.st_mode) and after.st_ino == before.st_ino

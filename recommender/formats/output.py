@@ -79,17 +79,18 @@ def _default_mode() -> int:
 def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ()) -> Path:
     """Write `text` to `output` under the rules above; returns the real path written."""
     target = check_output_path(output, inputs)
+    given = os.path.expanduser(str(output))
     data = text.encode("utf-8")
     try:
-        existing = os.stat(target)
+        existing = os.stat(given)  # follows links, and works for /dev/stdout → a pipe, where realpath cannot
     except FileNotFoundError:
         existing = None
     except OSError as error:
         raise OutputRefused(f"{output}: cannot write ({error.strerror})") from None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
-        with open(target, "wb") as handle:  # a device or a FIFO: in place, never renamed over
+        with open(given, "wb") as handle:  # a device or a FIFO: in place, never renamed over
             handle.write(data)
-        return target
+        return Path(given)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
     if not target.parent.is_dir():
         raise OutputRefused(f"{output}: the folder {target.parent} does not exist")

@@ -29,7 +29,7 @@ class _StderrFormatter(logging.Formatter):
 
 
 # Loggers whose INFO lines are notices (said once per run), folded into the closing line unless -v.
-NOTICE_LOGGERS = ("recommender.features",)
+NOTICE_LOGGERS = ("recommender.features", "recommender.corpus.enrich")
 
 
 class _FoldNotices(logging.Filter):

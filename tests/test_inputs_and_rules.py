@@ -104,17 +104,17 @@ def test_a_collection_path_picks_that_branch(tmp_path):
     assert [i.key for i in profile_for(items, " Teaching / Chapter 2 ")] == ["B"]
 
 
-def test_corpus_list_and_info_agree(tmp_path, monkeypatch):
+def test_corpus_list_and_info_agree(tmp_path, monkeypatch, shared):
+    """Seed abstracts stored beside the titled papers they belong to: `info` counts them merged, and
+    `list` used to count the stored rows (3368 against 3333 papers)."""
     monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
     from recommender.corpus.fetch import FetchSettings, fetch_corpus
 
-    corpus = tmp_path / "c.jsonl"
-    rows = [{"id": "1", "title": "One", "abstract": "A first abstract."},
-            {"id": "2", "title": "Two"}, {"id": "2", "title": "Two"}]
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    fetch_corpus("mine", [str(corpus)], FetchSettings(sleep=lambda s: None))
-    listed = json.loads(CliRunner().invoke(cli, ["corpus", "list", "--format", "json"]).output)
-    info = json.loads(CliRunner().invoke(cli, ["corpus", "info", "mine", "--format", "json"]).output)
+    seeds = sorted(str(p) for p in (REPO / "examples" / "icml2025-seeds").glob("*.txt"))[:5]
+    fetch_corpus("mine", [*seeds, str(shared / "data" / "icml2025" / "papers.jsonl")],
+                 FetchSettings(sleep=lambda s: None))
+    listed = json.loads(CliRunner().invoke(cli, ["corpus", "list", "--format", "json"]).stdout)
+    info = json.loads(CliRunner().invoke(cli, ["corpus", "info", "mine", "--format", "json"]).stdout)
     keys = ("papers", "with_abstracts", "with_authors", "duplicates_dropped", "skipped")
     assert [{k: row[k] for k in keys} for row in listed] == [{k: info[0][k] for k in keys}]
 

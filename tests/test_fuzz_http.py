@@ -1,12 +1,11 @@
 """No traceback on any HTTP answer: the Web API, the local API, OpenReview and the PMLR bib download get
 arbitrary status codes, headers and bodies (bytes, arbitrary JSON, Zotero-shaped JSON of the wrong types)
 from a real local HTTP server. Results, or one of zotrec's one-line errors; nothing else.
-A few hundred cases per reader by default; `pytest -m slow` runs 10,000 per reader."""
+50 cases per reader in the default suite (each is several real requests); `pytest -m slow` runs 10,000."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -14,13 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recommender.errors import RecommenderError
-
 from tests.test_fuzz_readers import DEFAULT_CASES, SLOW_CASES, json_values, records
 
 HTTP_CASES = max(1, DEFAULT_CASES // 2)  # each case is a few real HTTP requests
 
 pytest.importorskip("pytest_httpserver")
-from werkzeug import Response  # noqa: E402
+from werkzeug import Response
 
 zotero_objects = st.lists(st.fixed_dictionaries(
     {"key": st.text(max_size=8), "data": records | json_values}, optional={"version": json_values}), max_size=3)

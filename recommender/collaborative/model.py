@@ -210,7 +210,7 @@ class CollaborativeModel:
                 stored = json.loads(str(data["settings"]))
                 provenance = json.loads(str(data["provenance"]))
                 if not isinstance(stored, dict) or not isinstance(provenance, dict):
-                    raise ValueError("settings and provenance must be JSON objects")
+                    raise TypeError("settings and provenance must be JSON objects")
                 settings = ALSSettings(**stored)
                 arrays = {name: np.asarray(data[name]) for name in (
                     "map_columns", "map_weights", "map_intercept", "item_gram", "idf_columns", "idf_values")}

@@ -40,9 +40,8 @@ def train_command(data_spec, output, aggregation, factors, seed):
     from recommender.collaborative.datasets import load_dataset
     from recommender.collaborative.model import ALSSettings
     from recommender.evaluation.protocol import train_model
-    from recommender.scoring.aggregation import DEFAULT_AGGREGATION
-
     from recommender.formats.output import check_output_path
+    from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 
     target = check_output_path(output, run_inputs(data_spec.partition(":")[2]))  # before hours of training
     started = time.perf_counter()

@@ -12,7 +12,13 @@ from recommender.formats.bibtex import parse_bibtex
 from recommender.formats.textfile import read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
-from zotero_bridge.sources.zotero_json import FieldShapeError, item_from_zotero_json, list_of, text_of, year_of
+from zotero_bridge.sources.zotero_json import (
+    FieldShapeError,
+    item_from_zotero_json,
+    list_of,
+    text_of,
+    year_of,
+)
 
 # Zotero's export type names → its item types (BibTeX and RIS carry their own vocabulary).
 BIBTEX_TYPES = {

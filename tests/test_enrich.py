@@ -113,4 +113,4 @@ def test_title_only_papers_are_counted_and_rows_carry_a_null_abstract(tmp_path, 
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
     assert rows and all("abstract" in row and row["abstract"] is None for row in rows)
-    assert "3 of 3 corpus papers have no abstract" in caplog.text + result.output
+    assert "3 of 3 papers ranked on titles only (no abstract)" in caplog.text + result.output  # the one notice line

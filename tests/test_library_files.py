@@ -126,6 +126,15 @@ def test_shared_keys_are_kept_with_a_warning_and_huge_abstracts_cut(tmp_path, ca
     path.write_text("@article{k, title={First}}\n@article{k, title={Second}, abstract={" + "word " * 5000 + "}}\n")
     read = read_library([str(path)])
     assert [item.title for item in read.items] == ["First", "Second"]
-    assert "key 'k' is used by more than one item" in caplog.text
+    assert "1 items share a key with an earlier item (all are kept); first:" in caplog.text
     assert len(read.items[1].abstract) == 20_000
-    assert "cut to 20000" in caplog.text
+    assert "abstract over 20000 characters (cut)" in caplog.text
+
+
+def test_many_shared_keys_warn_once(tmp_path, caplog):
+    path = tmp_path / "nokeys.jsonl"
+    path.write_text("".join(f'{{"key": "k", "title": "Paper {n}"}}\n' for n in range(500)))
+    read = read_library([str(path)])
+    assert len(read.items) == 500
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "499 items share a key" in warnings[0].getMessage()

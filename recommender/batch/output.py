@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from recommender.errors import RecommenderError
+from recommender.formats.output import spreadsheet_safe, spreadsheet_unsafe
 from recommender.items import Recommendation
 
 log = logging.getLogger(__name__)
@@ -32,8 +33,9 @@ class BatchOutputError(RecommenderError):
 
 
 def _one_line(text: str) -> str:
-    """Rows stay one physical line each, which is what makes the file resumable line by line."""
-    return text.replace("\r", " ").replace("\n", " ")
+    """Rows stay one physical line each, which is what makes the file resumable line by line; a cell a
+    spreadsheet would evaluate (=, +, -, @ …) is neutralised (`spreadsheet_safe`)."""
+    return spreadsheet_safe(text.replace("\r", " ").replace("\n", " "))
 
 
 def reasons_text(rec: Recommendation) -> str:
@@ -66,7 +68,7 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for rec in recs:
-        writer.writerow([_one_line(user), rec.rank, rec.paper.id, _one_line(rec.paper.title),
+        writer.writerow([_one_line(user), rec.rank, _one_line(rec.paper.id), _one_line(rec.paper.title),
                          round(rec.score, SCORE_DECIMALS), _one_line(reasons_text(rec))])
     return out.getvalue()
 
@@ -93,7 +95,9 @@ def _parse_line(line: str, fmt: str, where: str) -> dict:
     values = next(csv.reader([line]))
     if len(values) != len(COLUMNS):
         raise ValueError(f"{len(values)} columns, expected {len(COLUMNS)}")
-    return dict(zip(COLUMNS, values, strict=True))
+    row = dict(zip(COLUMNS, values, strict=True))
+    row["user"], row["id"] = spreadsheet_unsafe(row["user"]), spreadsheet_unsafe(row["id"])
+    return row
 
 
 def scan_existing(path: Path, fmt: str, on_row: Callable[[dict], None] | None = None) -> ResumeState:
@@ -168,6 +172,9 @@ class ScoreWriter:
     def _open_file(self, overwrite: bool, on_resumed_row) -> IO[str]:
         path = self.path
         assert path is not None
+        from recommender.formats.output import check_output_path
+
+        check_output_path(path)  # never a Zotero database or a folder
         if path.exists() and path.stat().st_size and not overwrite:
             self.resumed = scan_existing(path, self.fmt, on_resumed_row)
             with path.open("r+b") as raw:

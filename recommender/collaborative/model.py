@@ -202,27 +202,58 @@ class CollaborativeModel:
 
     @classmethod
     def load(cls, path: str | Path) -> CollaborativeModel:
-        """Read a model written by `save`; anything else is a clear one-line error."""
+        """Read a model written by `save`; anything else (or a damaged one) is a clear one-line error."""
         try:
             with np.load(Path(path), allow_pickle=False) as data:
-                if "format" not in data or str(data["format"]) != MODEL_FORMAT:
+                if not hasattr(data, "files") or "format" not in data or str(data["format"]) != MODEL_FORMAT:
                     raise InputError(f"not a zotrec model (expected format {MODEL_FORMAT})", path=path)
-                settings = ALSSettings(**json.loads(str(data["settings"])))
-                idf = np.full(settings.n_features, float(data["idf_unseen"]))
-                idf[data["idf_columns"]] = data["idf_values"]
+                stored = json.loads(str(data["settings"]))
+                provenance = json.loads(str(data["provenance"]))
+                if not isinstance(stored, dict) or not isinstance(provenance, dict):
+                    raise TypeError("settings and provenance must be JSON objects")
+                settings = ALSSettings(**stored)
+                arrays = {name: np.asarray(data[name]) for name in (
+                    "map_columns", "map_weights", "map_intercept", "item_gram", "idf_columns", "idf_values")}
+                _check_shapes(settings, arrays)
+                idf = np.full(int(settings.n_features), float(data["idf_unseen"]))
+                idf[arrays["idf_columns"]] = arrays["idf_values"]
                 return cls(
                     settings=settings,
-                    map_columns=data["map_columns"],
-                    map_weights=data["map_weights"],
-                    map_intercept=data["map_intercept"],
-                    item_gram=data["item_gram"],
+                    map_columns=arrays["map_columns"],
+                    map_weights=arrays["map_weights"],
+                    map_intercept=arrays["map_intercept"],
+                    item_gram=arrays["item_gram"],
                     fold_in_confidence=float(data["fold_in_confidence"]),
                     idf=idf,
                     blend_weight=float(data["blend_weight"]),
-                    provenance=json.loads(str(data["provenance"])),
+                    provenance=provenance,
                 )
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-            raise InputError(f"cannot read the model ({error})", path=path) from None
+        except (OSError, ValueError, KeyError, TypeError, IndexError, OverflowError, EOFError, MemoryError,
+                zipfile.BadZipFile) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise InputError(f"cannot read the model ({first})", path=path) from None
+
+
+def _check_shapes(settings: ALSSettings, arrays: dict[str, np.ndarray]) -> None:
+    """A damaged or hand-made model fails here, in one line, not later inside scoring."""
+    factors, features = int(settings.factors), int(settings.n_features)
+    if not 0 < features <= 1 << 26 or factors <= 0:
+        raise ValueError(f"implausible settings (n_features {features}, factors {factors})")
+    numeric = {name: a for name, a in arrays.items() if np.issubdtype(a.dtype, np.number)}
+    if len(numeric) != len(arrays):
+        raise ValueError("arrays of the wrong type")
+    columns, weights = arrays["map_columns"], arrays["map_weights"]
+    checks = [
+        columns.ndim == 1 and np.issubdtype(columns.dtype, np.integer),
+        weights.shape == (len(columns), factors),
+        arrays["map_intercept"].shape == (factors,),
+        arrays["item_gram"].shape == (factors, factors),
+        arrays["idf_columns"].ndim == 1 and np.issubdtype(arrays["idf_columns"].dtype, np.integer),
+        arrays["idf_values"].shape == arrays["idf_columns"].shape,
+        all(a.size == 0 or (a.min() >= 0 and a.max() < features) for a in (columns, arrays["idf_columns"])),
+    ]
+    if not all(checks):
+        raise ValueError("arrays of the wrong shape")
 
 
 def train_collaborative(

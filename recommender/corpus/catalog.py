@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,22 +55,11 @@ def describe_corpus(spec: str | Path) -> CorpusInfo:
 
 
 def list_corpora() -> list[CorpusInfo]:
-    """Every stored corpus, from the headers alone (fast: no paper is parsed)."""
+    """Every stored corpus, counted exactly as `corpus info NAME` counts it (the two never disagree)."""
     infos = []
     for name in stored_names():
-        path = stored_path(name)
         try:
-            stored = read_stored(path)
+            infos.append(replace(describe_corpus(stored_path(name)), name=name))
         except RecommenderError as error:
             log.warning("%s", error)
-            continue
-        counts = stored.header.get("counts", {})
-        infos.append(CorpusInfo(
-            name=name, path=path, papers=len(stored.papers),
-            with_abstracts=int(counts.get("with_abstracts", 0)),
-            with_authors=int(counts.get("with_authors", 0)),
-            duplicates_dropped=int(counts.get("duplicates_dropped", 0)),
-            source=", ".join(s.get("location", "?") for s in stored.header.get("sources", [])),
-            date=str(stored.header.get("fetched_at", "?")), skipped=int(counts.get("skipped", 0)),
-        ))
     return infos

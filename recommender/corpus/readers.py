@@ -138,6 +138,7 @@ def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     lines = text.splitlines()
     venue = clean_text(lines[0])
     papers: list[Paper] = []
+    skipped: list[Skipped] = []
     paragraph: list[str] = []
     start = 0
     for number, line in enumerate([*lines[1:], ""], start=2):
@@ -146,10 +147,13 @@ def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
                 start = number
             paragraph.append(line)
         elif paragraph:
-            papers.append(make_paper(where=f"{path}:{start}", abstract=" ".join(paragraph),
-                                     venue=venue, metadata={"source_line": start}))
+            try:
+                papers.append(make_paper(where=f"{path}:{start}", abstract=" ".join(paragraph),
+                                         venue=venue, metadata={"source_line": start}))
+            except ValueError as error:  # a paragraph of markup only: nothing left to read
+                skipped.append(Skipped(f"{path}:{start}", str(error)))
             paragraph = []
-    return papers, []
+    return papers, skipped
 
 
 def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
@@ -163,6 +167,9 @@ def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
         except json.JSONDecodeError as error:
             skipped.append(Skipped(f"{path}:{number}", f"not valid JSON ({error.msg})"))
             continue
+        except RecursionError:
+            skipped.append(Skipped(f"{path}:{number}", "not valid JSON (nested too deeply)"))
+            continue
         if not isinstance(row, dict):
             skipped.append(Skipped(f"{path}:{number}", "not a JSON object"))
             continue
@@ -172,16 +179,19 @@ def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
 
 def _read_csv(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     """CSV with a header row naming at least `title` or `abstract`; authors split on ';'."""
-    reader = csv.DictReader(io.StringIO(text))
-    fields = {name.strip().lower() for name in reader.fieldnames or []}
-    if not fields & {"title", "abstract"}:
-        raise InputError("CSV header needs a 'title' or 'abstract' column", path=path, line=1)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     papers, skipped = [], []
-    for row in reader:
-        row = {(k or "").strip().lower(): v for k, v in row.items() if k}
-        authors = row.pop("authors", "") or ""
-        row["authors"] = [a.strip() for a in authors.split(";") if a.strip()]
-        _append_row(row, f"{path}:{reader.line_num}", papers, skipped)
+    try:
+        fields = {name.strip().lower() for name in reader.fieldnames or []}
+        if not fields & {"title", "abstract"}:
+            raise InputError("CSV header needs a 'title' or 'abstract' column", path=path, line=1)
+        for row in reader:
+            row = {(k or "").strip().lower(): v for k, v in row.items() if k and isinstance(v, str)}
+            authors = row.pop("authors", "") or ""
+            row["authors"] = [a.strip() for a in authors.split(";") if a.strip()]
+            _append_row(row, f"{path}:{reader.line_num}", papers, skipped)
+    except csv.Error as error:
+        raise InputError(f"not a readable CSV ({error})", path=path, line=reader.line_num or 1) from None
     return papers, skipped
 
 
@@ -223,7 +233,24 @@ def split_bibtex_authors(value: str) -> list[str]:
     return [clean_text(n) for n in names if n.strip()]
 
 
+def _shape_problem(row: dict) -> str | None:
+    """Why a row of valid JSON cannot be read as a paper (a field of the wrong type), or None.
+    A title that is an object must not become its printed form: the row is skipped with the reason."""
+    for key in ("id", "title", "abstract", "url", "doi", "venue", "year"):
+        value = row.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
+            return f"'{key}' is {type(value).__name__}, expected text"
+    authors = row.get("authors")
+    if authors is not None and not isinstance(authors, str) and not (
+            isinstance(authors, list) and all(isinstance(a, str) for a in authors)):
+        return "'authors' should be a list of names or one text"
+    return None
+
+
 def _append_row(row: dict, where: str, papers: list[Paper], skipped: list[Skipped]) -> None:
+    if (problem := _shape_problem(row)) is not None:
+        skipped.append(Skipped(where, problem))
+        return
     authors = row.get("authors") or []
     if isinstance(authors, str):
         authors = [a.strip() for a in re.split(r";|\s+and\s+", authors) if a.strip()]

@@ -116,6 +116,8 @@ def read_stored(path: Path, text: str | None = None) -> StoredCorpus:
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg}); the file may be cut short", path=path,
                          line=error.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a corpus", path=path) from None
     return stored_from_json(data, path)
 
 
@@ -145,6 +147,8 @@ def json_rows(text: str, path: Path) -> list[dict[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a corpus", path=path) from None
     rows = data if isinstance(data, list) else stored_from_json(data, path).papers
     return [row if isinstance(row, dict) else {} for row in rows]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import logging
 from pathlib import Path
 
@@ -12,12 +13,41 @@ log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 1 << 30
 
 
-def read_text(path: str | Path) -> str:
-    """Read a text file as UTF-8 (with or without BOM).
+BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+FALLBACK_ENCODING = "cp1252"  # the declared fallback: what Windows tools (and old Zotero/JabRef) wrote
 
-    Bytes that are not UTF-8 are read as Windows-1252 and a warning names the first bad line,
-    so a legacy export still loads and the user learns about it.
+
+def decode_text(data: bytes, path: str | Path) -> str:
+    """Bytes → text: a BOM names UTF-32/UTF-16/UTF-8; else UTF-8; else Windows-1252 with a warning.
+
+    UTF-16 without a BOM (every other byte NUL) is recognised too. A file that still holds NUL
+    characters is binary, and is refused in one line rather than read as thousands of broken entries.
     """
+    encoding = next((name for bom, name in BOMS if data.startswith(bom)), None)
+    if encoding is None and len(data) >= 4 and data.count(0) * 3 >= len(data):
+        even, odd = data[0::2].count(0), data[1::2].count(0)
+        encoding = "utf-16-le" if odd > even * 4 else "utf-16-be" if even > odd * 4 else None
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            raise InputError(f"starts like {encoding.upper()} text but is not (a damaged or binary file?)",
+                             path=path) from None
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            log.warning("%s:%d: not UTF-8; read the file as Windows-1252", path, line)
+            text = data.decode(FALLBACK_ENCODING, errors="replace")
+    if "\x00" in text:
+        raise InputError("is a binary file, not text (it holds NUL bytes)", path=path)
+    return text
+
+
+def read_text(path: str | Path) -> str:
+    """Read a text file, decoded by `decode_text` (BOM, UTF-8, then the Windows-1252 fallback)."""
     path = Path(path)
     try:
         if path.is_dir():
@@ -33,9 +63,7 @@ def read_text(path: str | Path) -> str:
         raise InputError(f"cannot read ({error.strerror})", path=path) from None
     if not data.strip():
         raise InputError("file is empty", path=path)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        log.warning("%s:%d: not UTF-8; read the file as Windows-1252", path, line)
-        return data.decode("cp1252", errors="replace")
+    text = decode_text(data, path)
+    if not text.strip():
+        raise InputError("file is empty", path=path)
+    return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,12 +25,15 @@ LIBRARY_SUFFIXES = {".bib", ".bibtex", ".ris", ".json", ".jsonl", ".ndjson", *SQ
 GROUP_SHOWN = 10
 
 
-def user_libraries(paths: Sequence[str | Path]) -> dict[str, str]:
-    """User id (the file stem) → library file; a folder stands for every supported file in it."""
+def user_libraries(paths: Sequence[str | Path], outputs: Sequence[str | Path] = ()) -> dict[str, str]:
+    """User id (the file stem) → library file; a folder stands for every supported file in it
+    except zotrec's own `outputs` (a score file kept in the folder is not read back as a user)."""
     users: dict[str, str] = {}
+    ours = {os.path.realpath(p) for p in outputs}
     for given in map(Path, paths):
         if given.is_dir():
-            files = sorted(p for p in given.iterdir() if p.is_file() and p.suffix.lower() in LIBRARY_SUFFIXES)
+            files = sorted(p for p in given.iterdir() if p.is_file() and p.suffix.lower() in LIBRARY_SUFFIXES
+                           and os.path.realpath(p) not in ours)
             if not files:
                 raise SourceError(f"{given}: no library files in this folder "
                                   f"(looked for {', '.join(sorted(LIBRARY_SUFFIXES))})")
@@ -89,12 +93,13 @@ class BatchRequest:
     overwrite: bool = False
     jobs: int = 1
     show_progress: bool = False
+    inputs: Sequence[str] = ()  # corpus files and the model: never overwritten by --out
     scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
 
 
 def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
     """Build one Recommender, score every library file, write rows (and the group summary)."""
-    users = user_libraries(request.library_paths)
+    users = _checked_users(request)
     recommender = _recommender(papers, request)
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
@@ -109,6 +114,21 @@ def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
     if summary.group is not None:
         _write_group(summary, request.fmt)
     return summary
+
+
+def _checked_users(request: BatchRequest) -> dict[str, str]:
+    """The users, with --out and its group file checked: never a library, the corpus or the model
+    (refused before any work), and never read back as a user when kept in the libraries folder."""
+    from recommender.formats.output import check_output_path
+
+    if request.output in (None, "-") or request.scheduler:
+        return user_libraries(request.library_paths)
+    out = Path(request.output)
+    outputs = [str(out), str(out.with_name(f"{out.stem}.group.{request.fmt}"))]
+    users = user_libraries(request.library_paths, outputs)
+    for output in outputs:
+        check_output_path(output, [*users.values(), *request.inputs])
+    return users
 
 
 def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, progress) -> BatchSummary:
@@ -159,23 +179,24 @@ def _write_group(summary: BatchSummary, fmt: str) -> None:
     rows = summary.group.rows()
     path = group_path(summary, fmt)
     if path is not None:
-        temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_text(render_table(rows, fmt), encoding="utf-8")
-        temporary.replace(path)
+        from recommender.formats.output import write_text
+
+        write_text(path, render_table(rows, fmt))
         log.info("Wrote the group summary (%d papers) to %s", len(rows), path)
     shown = "\n".join(f"  {r['users']:>4} users · mean rank {r['mean_rank']:>6} · {r['title']}"
                       for r in rows[:GROUP_SHOWN])
     log.info("Most shared papers:\n%s", shown or "  (none)")
 
 
-def summary_text(summary: BatchSummary) -> str:
-    """The closing report: users, papers, rows, failures and time."""
+def summary_text(summary: BatchSummary) -> tuple[str, str]:
+    """The closing report (users, papers, rows, time) and, apart, the failures ('' when none)."""
     lines = [f"Scored {summary.scored} users against {summary.papers} papers; {summary.rows} rows in all"
              + (f" in {summary.output}" if summary.output else "")
              + f" ({summary.seconds:.1f} s)."]
     if summary.resumed:
         lines.append(f"{summary.resumed} users were already in the output file and were not scored again.")
+    failures = []
     if summary.failures:
-        lines.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
-        lines += [f"  {user}: {reason}" for user, reason in summary.failures]
-    return "\n".join(lines)
+        failures.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
+        failures += [f"  {user}: {reason}" for user, reason in summary.failures]
+    return "\n".join(lines), "\n".join(failures)

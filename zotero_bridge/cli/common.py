@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
 DEFAULT_AGGREGATION = "top5"
 
 log = logging.getLogger("zotrec")
+_NOTES: list[str] = []  # this run's notices, said as one line at the end (see `note`)
 
 
 class _StderrFormatter(logging.Formatter):
@@ -28,25 +28,55 @@ class _StderrFormatter(logging.Formatter):
         return prefix + record.getMessage()
 
 
+# Loggers whose INFO lines are notices (said once per run), folded into the closing line unless -v.
+NOTICE_LOGGERS = ("recommender.features", "recommender.corpus.enrich")
+
+
+class _FoldNotices(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and record.name.startswith(NOTICE_LOGGERS):
+            _NOTES.append(record.getMessage().rstrip("."))
+            return False
+        return True
+
+
 def setup_logging(quiet: bool, verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_StderrFormatter())
+    if not verbose:
+        handler.addFilter(_FoldNotices())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
-    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc"):
+    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
 
 
+def note(short: str, full: str) -> None:
+    """A notice for stderr: `full` on its own line with -v, else `short` joined into one closing line."""
+    log.debug("%s", full)
+    _NOTES.append(short)
+
+
+def flush_notes() -> None:
+    """The run's notices as one line (nothing under -q)."""
+    if _NOTES:
+        log.info("%s", " · ".join(_NOTES))
+        _NOTES.clear()
+
+
 def friendly_errors(command):
-    """Turn the library's own errors into one `Error: …` line and exit status 1."""
+    """Turn the library's own errors into one `Error: …` line and exit status 1; notices as one line."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         from recommender.errors import RecommenderError
 
+        _NOTES.clear()
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
+            flush_notes()
+            return result
         except RecommenderError as error:
             raise click.ClickException(str(error)) from None
         except (ValueError, OSError) as error:
@@ -91,10 +121,14 @@ def read_sources(libraries, settings):
         from zotero_bridge.render.reading_list import skipped_summary
 
         summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
-        log.info("Skipped %d entries: %s", len(read.skipped), summary)
-        for skipped in read.skipped:
-            if "could not be parsed" in skipped.reason or "broken" in skipped.reason or "JSON" in skipped.reason:
-                log.warning("%s: %s", skipped.where, skipped.reason)
+        note(f"skipped {len(read.skipped)} library entries ({summary}; `zotrec library` lists them)",
+             f"Skipped {len(read.skipped)} library entries: {summary}")
+        broken = [s for s in read.skipped
+                  if "could not be parsed" in s.reason or "broken" in s.reason or "JSON" in s.reason
+                  or "expected" in s.reason]
+        if broken:  # one line however many: the first names the place, `zotrec library` lists the rest
+            log.warning("%d library entries could not be read; first: %s: %s",
+                        len(broken), broken[0].where, broken[0].reason)
     return read
 
 
@@ -110,16 +144,44 @@ def default_corpus_paths() -> list[Path]:
     return [data / "icml2025.jsonl", *sorted((data / "icml2025_seeds").glob("*.txt"))]
 
 
+CORPUS_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".json", ".csv", ".bib"}
+
+
+def expand_corpus_folders(corpus_paths) -> list:
+    """A folder given as --corpus stands for the corpus files in it (e.g. examples/icml2025-seeds)."""
+    paths: list = []
+    for given in corpus_paths:
+        folder = Path(given).expanduser()
+        if folder.is_dir():
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in CORPUS_SUFFIXES)
+            if not files:
+                raise click.ClickException(f"{folder}: no corpus files in this folder "
+                                           f"(looked for {', '.join(sorted(CORPUS_SUFFIXES))})")
+            paths.extend(files)
+        else:
+            paths.append(given)
+    return paths
+
+
+def corpus_files(corpus_paths) -> list:
+    """The files to rank: those given (folders expanded), else the default ICML 2025 corpus, said once."""
+    paths = expand_corpus_folders(corpus_paths)
+    if paths:
+        return paths
+    paths = default_corpus_paths()
+    if len(paths) == 1:
+        note("corpus: the stored icml2025", "Corpus: the stored icml2025.")
+    else:
+        note("corpus: the bundled ICML 2025 list (`zotrec corpus fetch icml2025` adds every abstract)",
+             "Corpus: the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts).")
+    return paths
+
+
 def load_corpus_papers(corpus_paths):
     from recommender.corpus.readers import load_corpus
 
-    paths = list(corpus_paths) or default_corpus_paths()
-    if not corpus_paths:
-        log.info("Corpus: %s", "the stored icml2025" if len(paths) == 1 else
-                 "the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts)")
-    loaded = load_corpus(paths)
-    for skipped in loaded.skipped:
-        log.warning("%s: %s", skipped.where, skipped.reason)
+    loaded = load_corpus(corpus_files(corpus_paths))
+    _say_skipped([[skipped.where, skipped.reason] for skipped in loaded.skipped])
     _say_title_only(loaded.papers)
     return loaded.papers
 
@@ -132,7 +194,7 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model_pa
     from recommender.scoring.prepared import prepare
     from recommender.scoring.ranking import CorpusKeys, Recommender
 
-    files = [resolve_corpus_path(spec) for spec in (list(corpus_paths) or default_corpus_paths())]
+    files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
     if not all(file.is_file() for file in files):  # the reader gives the one-line error
         papers = load_corpus_papers(corpus_paths)
         return Recommender(papers, aggregation=aggregation, representation=features, model=load_model(model_path))
@@ -151,8 +213,7 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model_pa
 
     prepared, key = prepare(files, load, features, getattr(representation, "model_id", ""), zotrec_version(),
                             matrix, lambda papers: CorpusKeys(papers).to_json())
-    for where, reason in prepared.notes.get("skipped", []):
-        log.warning("%s: %s", where, reason)
+    _say_skipped(prepared.notes.get("skipped", []))
     _say_title_only(prepared.papers)
     incremental = None
     if prepared.matrix is not None:  # dense rows: keep each library's rows and top-K for the next run
@@ -164,52 +225,90 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model_pa
                        corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental)
 
 
+def _say_skipped(skipped: list) -> None:
+    """One warning however many corpus entries were skipped; the rest with -v."""
+    if skipped:
+        (where, reason), *rest = skipped
+        log.warning("%d corpus entries skipped; first: %s: %s", len(skipped), where, reason)
+        for where, reason in rest:
+            log.debug("%s: %s", where, reason)
+
+
 def _say_title_only(papers) -> None:
     title_only = sum(paper.abstract is None for paper in papers)
     if title_only:
-        log.info("%d of %d corpus papers have no abstract: they are scored on their titles.",
-                 title_only, len(papers))
+        note(f"{title_only} of {len(papers)} papers ranked on titles only (no abstract)",
+             f"{title_only} of {len(papers)} corpus papers have no abstract: they are scored on their titles.")
 
 
 def load_model(model_path: str | None):
     """The collaborative model at `model_path`, or None (content-only scoring, said once on stderr)."""
     if not model_path:
-        log.info("No --model given: scoring on content only (train one with `zotrec train`).")
+        note("content only (no --model)",
+             "No --model given: scoring on content only (train one with `zotrec train`).")
         return None
     from recommender.collaborative.model import CollaborativeModel
 
     model = CollaborativeModel.load(model_path)
-    log.info("Hybrid scoring with %s (trained on %s).", model_path, model.provenance.get("data", "unknown data"))
+    note(f"hybrid with {model_path}",
+         f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
 
 
-def write_output(text: str, output: str | None) -> None:
+def write_output(text: str, output: str | None, inputs=()) -> None:
+    """stdout, or FILE through the one safe writer (never over an input, a database, a link or a device)."""
     if output in (None, "-"):
         click.echo(text, nl=False)
         return
-    path = Path(output)
-    if path.exists() and not path.is_file():  # /dev/null, a FIFO: write in place, never rename over it
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        return
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-    log.info("Wrote %s", path)
+    from recommender.formats.output import write_text
+
+    written = write_text(output, text, inputs)
+    note(f"wrote {written}", f"Wrote {written}")
+
+
+def run_inputs(*groups) -> list[str]:
+    """Every file a command reads (libraries, corpus files, a model), for the output writer's check."""
+    inputs: list[str] = []
+    for group in groups:
+        if not group:
+            continue
+        for value in [group] if isinstance(group, (str, Path)) else group:
+            path = Path(str(value).removeprefix("zotero:sqlite:"))
+            if path.is_dir():
+                inputs.extend(str(p) for p in sorted(path.iterdir()) if p.is_file())
+            else:
+                inputs.append(str(path))
+    return inputs
 
 
 def profile_for(items, collection: str | None):
-    """Items in the named collection (or any sub-collection of it); a clear error if none."""
-    if not collection:
+    """Items in the named collection (or any sub-collection of it); a clear error if none.
+
+    One rule, as everywhere in zotrec: a '/' makes a path from the top ('Thesis/Chapter 2'); a plain
+    name is any collection of that name, and an error listing the paths when two differ; blank is refused.
+    """
+    if collection is None:
         return None
-    wanted = collection.strip("/").casefold()
-    chosen = [
-        item for item in items
-        if any(path.casefold() == wanted or path.casefold().startswith(wanted + "/")
-               or path.rsplit("/", 1)[-1].casefold() == wanted for path in item.collections)
-    ]
+    wanted = collection.strip().strip("/").strip()
+    if not wanted:
+        raise click.ClickException("--collection is blank; give a collection name or a path such as 'Thesis/Chapter 2'")
+    wanted = "/".join(part.strip() for part in wanted.split("/")).casefold()
+    known = sorted({path for item in items for path in item.collections})
+    parts = [path.split("/") for path in known]
+    every = sorted({"/".join(p[:n]) for p in parts for n in range(1, len(p) + 1)})  # parents too
+    if "/" in wanted:
+        roots = [path for path in every if path.casefold() == wanted]
+    else:
+        named = [path for path in every if path.rsplit("/", 1)[-1].casefold() == wanted]
+        roots = [path for path in named if not any(path.casefold().startswith(other.casefold() + "/")
+                                                   for other in named if other != path)]
+        if len(roots) > 1:
+            raise click.ClickException(f"more than one collection is named '{collection.strip()}': "
+                                       f"{', '.join(roots)}; give the path, e.g. --collection '{roots[0]}'")
+    chosen = [item for item in items
+              if any(path.casefold() == root.casefold() or path.casefold().startswith(root.casefold() + "/")
+                     for path in item.collections for root in roots)]
     if not chosen:
-        known = sorted({path for item in items for path in item.collections})
         hint = f" (collections: {', '.join(known[:10])})" if known else " (this library has no collections)"
         raise click.ClickException(f"no items in collection '{collection}'{hint}")
     return chosen

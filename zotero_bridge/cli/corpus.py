@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from zotero_bridge.cli.common import friendly_errors
+from zotero_bridge.cli.common import friendly_errors, log
 
 
 @click.group("corpus")
@@ -55,10 +55,10 @@ def corpus_fetch_command(name, sources, force):
                             token=os.environ.get("OPENREVIEW_TOKEN", ""))
     report = fetch_corpus(name, sources, FetchSettings(show_progress=show), force=force, login=login)
     counts = report.counts
-    click.echo(f"Saved {report.papers:,} papers to {report.path}: {counts['with_abstracts']:,} with abstracts, "
-               f"{counts['with_authors']:,} with authors, {counts['with_presentation']:,} with a presentation "
-               f"type, {counts['duplicates_dropped']:,} duplicates dropped, {counts['skipped']:,} skipped "
-               f"({report.stats.requests} requests, {report.seconds:.1f} s).")
+    log.info(f"Saved {report.papers:,} papers to {report.path}: {counts['with_abstracts']:,} with abstracts, "
+             f"{counts['with_authors']:,} with authors, {counts['with_presentation']:,} with a presentation "
+             f"type, {counts['duplicates_dropped']:,} duplicates dropped, {counts['skipped']:,} skipped "
+             f"({report.stats.requests} requests, {report.seconds:.1f} s).")
 
 
 @corpus_group.command("list")

@@ -10,6 +10,7 @@ from zotero_bridge.cli.common import (
     load_model,
     log,
     read_sources,
+    run_inputs,
     source_options,
     source_settings,
     write_output,
@@ -39,13 +40,15 @@ def train_command(data_spec, output, aggregation, factors, seed):
     from recommender.collaborative.datasets import load_dataset
     from recommender.collaborative.model import ALSSettings
     from recommender.evaluation.protocol import train_model
+    from recommender.formats.output import check_output_path
     from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 
+    target = check_output_path(output, run_inputs(data_spec.partition(":")[2]))  # before hours of training
     started = time.perf_counter()
     settings = ALSSettings(random_state=seed, **({"factors": factors} if factors else {}))
     model = train_model(load_dataset(data_spec), settings,
                         aggregation or DEFAULT_AGGREGATION)
-    model.save(output)
+    model.save(target)  # the resolved path: a link is written through, never replaced
     log.info("Wrote %s (blend weight %.1f, %.0f s).", output, model.blend_weight, time.perf_counter() - started)
 
 
@@ -87,7 +90,7 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output
     settings = ALSSettings(**({"factors": factors} if factors else {}))
     report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_table(report)
-    write_output(text, output)
+    write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 
 
 @evaluate_group.command("feedback")

@@ -10,6 +10,7 @@ from zotero_bridge.cli.common import (
     friendly_errors,
     profile_for,
     read_sources,
+    run_inputs,
     source_options,
     source_settings,
     write_output,
@@ -51,6 +52,11 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from zotero_bridge.render.reading_list import render_recommendations
 
     parse_aggregation(aggregation)
+    inputs = run_inputs(libraries, corpus_paths, model_path)
+    if output not in (None, "-"):
+        from recommender.formats.output import check_output_path
+
+        check_output_path(output, inputs)  # before any work: a refused -o costs nothing
     features = choose_features(features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation,
@@ -64,9 +70,19 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export
 
-        write_output(render_export(recs, fmt), output)
+        write_output(render_export(recs, fmt), output, inputs)
         return
-    write_output(render_recommendations(recs, fmt, title=title), output)
+    context = list_context(libraries, corpus_paths, features, model_path, len(read.items))
+    write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
+
+
+def list_context(libraries, corpus_paths, features, model_path, items):
+    """The HTML page's header: what was ranked against what."""
+    from zotero_bridge.render.html_page import ListContext
+
+    corpus = ", ".join(corpus_paths) if corpus_paths else "the bundled ICML 2025 seeds"
+    return ListContext(library=", ".join(libraries), corpus=corpus, features=features, model=model_path or "",
+                       library_items=items)
 
 
 @click.command("library")

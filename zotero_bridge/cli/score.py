@@ -6,7 +6,14 @@ import logging
 
 import click
 
-from zotero_bridge.cli.common import DEFAULT_AGGREGATION, friendly_errors, load_corpus_papers, load_model
+from zotero_bridge.cli.common import (
+    DEFAULT_AGGREGATION,
+    friendly_errors,
+    load_corpus_papers,
+    load_model,
+    log,
+    run_inputs,
+)
 
 
 @click.command("score")
@@ -52,10 +59,13 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     parse_aggregation(aggregation)
     request = BatchRequest([*library_paths, *more_libraries], model=load_model(model_path),
                            aggregation=aggregation, features=choose_features(features), top_n=top_n,
-                           output=output, fmt=fmt,
+                           output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)
     summary = run_batch(load_corpus_papers(corpus_paths), request)
-    click.echo(summary_text(summary), err=True)
+    report, failures = summary_text(summary)
+    log.info("%s", report)  # -q silences the report; failures are errors and always shown
+    if failures:
+        log.error("%s", failures)
     if summary.failures and not summary.scored and not summary.resumed:
         ctx.exit(1)

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
+import re
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from recommender.formats.output import spreadsheet_safe
 from recommender.items import LibraryItem, Recommendation, Skipped
+from zotero_bridge.render.html_page import ListContext, render_html_page
+from zotero_bridge.render.safe import markdown_link, markdown_text
 
 READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
 SCORE_DECIMALS = 4
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def recommendation_row(rec: Recommendation) -> dict[str, Any]:
@@ -45,8 +50,10 @@ def reasons_text(rec: Recommendation) -> str:
     return "; ".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons)
 
 
-def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: str = "Reading list") -> str:
-    """Render a ranked list in `fmt` (one of READING_LIST_FORMATS)."""
+def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: str = "Reading list",
+                           context: ListContext | None = None, width: int | None = None) -> str:
+    """Render a ranked list in `fmt` (one of READING_LIST_FORMATS); the table fits `width` columns
+    (default: the terminal's, or $COLUMNS)."""
     if fmt == "json":
         return json.dumps([recommendation_row(r) for r in recs], ensure_ascii=False, indent=2) + "\n"
     if fmt == "jsonl":
@@ -56,9 +63,9 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
     if fmt == "markdown":
         return _markdown(recs, title)
     if fmt == "html":
-        return _html(recs, title)
+        return render_html_page(recs, title, context)
     if fmt == "table":
-        return _table(recs, title)
+        return _table(recs, title, width)
     raise ValueError(f"unknown format '{fmt}'")
 
 
@@ -68,8 +75,9 @@ def _csv(recs: Sequence[Recommendation]) -> str:
     writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"])
     for rec in recs:
         row = recommendation_row(rec)
-        writer.writerow([row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
-                         row["year"] or "", row["url"] or "", reasons_text(rec)])
+        writer.writerow([spreadsheet_safe(cell) for cell in (
+            row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
+            row["year"] or "", row["url"] or "", reasons_text(rec))])
     return out.getvalue()
 
 
@@ -78,61 +86,49 @@ def _authors_short(authors: Sequence[str], limit: int = 3) -> str:
 
 
 def _markdown(recs: Sequence[Recommendation], title: str) -> str:
-    lines = [f"# {title}", ""]
+    lines = [f"# {markdown_text(title)}", ""]
     for rec in recs:
         paper = rec.paper
-        name = f"[{paper.title}]({paper.url})" if paper.url else paper.title
-        lines.append(f"{rec.rank}. **{name}** — score {rec.score:.3f}")
+        lines.append(f"{rec.rank}. **{markdown_link(paper.title, paper.url)}** — score {rec.score:.3f}")
         if paper.authors:
-            lines.append(f"   {_authors_short(paper.authors)}")
+            lines.append(f"   {markdown_text(_authors_short(paper.authors))}")
         if rec.reasons:
-            lines.append(f"   Because you saved: {reasons_text(rec)}")
+            lines.append(f"   Because you saved: {markdown_text(reasons_text(rec))}")
         lines.append("")
     return "\n".join(lines)
 
 
-def _html(recs: Sequence[Recommendation], title: str) -> str:
-    esc = html.escape
-    items = []
-    for rec in recs:
-        paper = rec.paper
-        name = f'<a href="{esc(paper.url)}">{esc(paper.title)}</a>' if paper.url else esc(paper.title)
-        reasons = "".join(f"<li>{esc(r.item_title)} ({r.similarity:.2f})</li>" for r in rec.reasons)
-        items.append(
-            f"<li><p><strong>{name}</strong> <small>score {rec.score:.3f}</small><br>"
-            f"{esc(_authors_short(paper.authors))}</p>"
-            + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
-            + "</li>"
-        )
-    return (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title></head>\n'
-        f"<body><h1>{esc(title)}</h1>\n<ol>\n" + "\n".join(items) + "\n</ol></body></html>\n"
-    )
-
-
-def _rich_to_text(renderable: Any) -> str:
+def _rich_to_text(renderable: Any, width: int | None = None) -> str:
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+    width = width or shutil.get_terminal_size(fallback=(100, 24)).columns
+    console = Console(file=io.StringIO(), width=max(40, width), force_terminal=False, color_system=None)
     console.print(renderable)
     return console.file.getvalue()
 
 
-def _table(recs: Sequence[Recommendation], title: str) -> str:
+def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str:
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, show_lines=True)
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("paper", ratio=3)
-    table.add_column("because you saved", ratio=2)
+    table = Table(title=escape(_plain(title)), show_lines=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("paper", ratio=3, overflow="fold")
+    table.add_column("because you saved", ratio=2, overflow="fold")
     for rec in recs:
         paper = rec.paper
-        body = paper.title + (f"\n{_authors_short(paper.authors)}" if paper.authors else "")
-        body += f"\n{paper.url}" if paper.url else ""
-        table.add_row(str(rec.rank), f"{rec.score:.3f}", body,
-                      "\n".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons))
-    return _rich_to_text(table)
+        body = _plain(paper.title) + (f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
+        body += f"\n{_plain(paper.url)}" if paper.url else ""
+        table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body),
+                      Text("\n".join(f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons)))
+    return _rich_to_text(table, width)
+
+
+def _plain(text: str) -> str:
+    """Terminal-safe: no control characters (an escape sequence in a title must not reach the terminal)."""
+    return _CONTROLS.sub(" ", text or "")
 
 
 def library_row(item: LibraryItem) -> dict[str, Any]:
@@ -166,14 +162,16 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
         }
         return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{len(items)} items")
     for column in ("key", "type", "title", "creators", "year", "DOI", "tags", "collections"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for item in items:
         names = [c.name for c in item.creators]
-        table.add_row(item.key, item.item_type, item.title, _authors_short(names), str(item.year or ""),
-                      item.doi, ", ".join(item.tags), ", ".join(item.collections))
+        table.add_row(*(Text(_plain(cell)) for cell in (
+            item.key, item.item_type, item.title, _authors_short(names), str(item.year or ""),
+            item.doi, ", ".join(item.tags), ", ".join(item.collections))))
     text = _rich_to_text(table)
     summary = skipped_summary(skipped)
     text += "Skipped: " + (", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from recommender.corpus.readers import MAX_ABSTRACT_CHARS
-from recommender.items import LibraryItem, Skipped
+from recommender.items import Skipped
 from recommender.text import title_key
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
@@ -36,6 +36,8 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
     options = options or SourceOptions()
     merged = LibraryRead()
     titles_by_key: dict[str, list[str]] = {}  # title keys are computed only when a key repeats
+    shared_keys: list[str] = []
+    capped: list[str] = []
     for spec in specs:
         read = _read_one(spec, options)
         merged.sources.append(spec)
@@ -51,19 +53,19 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
                 if title_key(item.title) in known:
                     merged.skipped.append(Skipped(f"{spec}: {item.key}", "duplicate item (same key and title)"))
                     continue
-                log.warning("%s: key '%s' is used by more than one item; all are kept", spec, item.key)
+                shared_keys.append(f"{spec}: '{item.key}'")
                 earlier.append(item.title)
-            merged.items.append(_capped(item, spec))
+            if len(item.abstract) > MAX_ABSTRACT_CHARS:  # a pasted full text: cut so scoring stays fast
+                capped.append(f"{spec}: '{item.key}'")
+                item = replace(item, abstract=item.abstract[:MAX_ABSTRACT_CHARS])
+            merged.items.append(item)
+    if shared_keys:  # one line however many (a library without keys would otherwise print one per item)
+        log.warning("%d items share a key with an earlier item (all are kept); first: %s",
+                    len(shared_keys), shared_keys[0])
+    if capped:
+        log.warning("%d items have an abstract over %d characters (cut); first: %s",
+                    len(capped), MAX_ABSTRACT_CHARS, capped[0])
     return merged
-
-
-def _capped(item: LibraryItem, spec: str) -> LibraryItem:
-    """Cut an absurdly long abstract (a pasted full text) so scoring stays fast; say so."""
-    if len(item.abstract) <= MAX_ABSTRACT_CHARS:
-        return item
-    log.warning("%s: item '%s' has an abstract of %d characters; cut to %d",
-                spec, item.key, len(item.abstract), MAX_ABSTRACT_CHARS)
-    return replace(item, abstract=item.abstract[:MAX_ABSTRACT_CHARS])
 
 
 def _read_one(spec: str, options: SourceOptions) -> LibraryRead:
@@ -71,6 +73,8 @@ def _read_one(spec: str, options: SourceOptions) -> LibraryRead:
     if scheme:
         return _scheme_reader(scheme)(argument, options)
     path = Path(spec).expanduser()
+    if path.is_dir() and (path / "zotero.sqlite").is_file():  # the Zotero data folder itself
+        path = path / "zotero.sqlite"
     if path.suffix.lower() in SQLITE_SUFFIXES:
         return _scheme_reader("zotero:sqlite")(str(path), options)
     items, skipped = read_library_file(path)

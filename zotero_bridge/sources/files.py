@@ -12,7 +12,13 @@ from recommender.formats.bibtex import parse_bibtex
 from recommender.formats.textfile import read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
-from zotero_bridge.sources.zotero_json import item_from_zotero_json, year_of
+from zotero_bridge.sources.zotero_json import (
+    FieldShapeError,
+    item_from_zotero_json,
+    list_of,
+    text_of,
+    year_of,
+)
 
 # Zotero's export type names → its item types (BibTeX and RIS carry their own vocabulary).
 BIBTEX_TYPES = {
@@ -45,6 +51,16 @@ def library_format(path: Path) -> str:
             path=path,
         )
     return formats[suffix]
+
+
+def _shape_checked(reader: Callable[[Mapping, str, int], LibraryItem | Skipped]):
+    """A field of the wrong type skips that entry with the reason (never a traceback, never a misread)."""
+    def read(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
+        try:
+            return reader(row, where, number)
+        except FieldShapeError as error:
+            return Skipped(where, str(error))
+    return read
 
 
 def read_library_file(path: str | Path) -> tuple[list[LibraryItem], list[Skipped]]:
@@ -129,6 +145,7 @@ def _read_ris(text: str, path: Path) -> list[LibraryItem | Skipped]:
     return results
 
 
+@_shape_checked
 def _ris_item(record: Mapping, where: str, number: int) -> LibraryItem | Skipped:
     title = clean_text(record.get("title") or record.get("primary_title") or "")
     abstract = clean_text(record.get("abstract") or record.get("notes_abstract") or "")
@@ -160,6 +177,8 @@ def _read_csljson(text: str, path: Path) -> list[LibraryItem | Skipped]:
         rows = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a library", path=path) from None
     if isinstance(rows, dict):
         rows = rows.get("items", [rows])
     if not isinstance(rows, list):
@@ -176,37 +195,54 @@ def _read_csljson(text: str, path: Path) -> list[LibraryItem | Skipped]:
     return results
 
 
+def _csl_date(issued: object) -> str:
+    """CSL 'issued': {'date-parts': [[2020, 5, 1]]} or {'raw': '2020-05'} → '2020-05-01'."""
+    if issued is None or issued == "":
+        return ""
+    if isinstance(issued, (str, int)) and not isinstance(issued, bool):
+        return str(issued)
+    if not isinstance(issued, Mapping):
+        raise FieldShapeError("'issued' should be a CSL date object")
+    parts = issued.get("date-parts")
+    if parts:
+        if not (isinstance(parts, list) and isinstance(parts[0], list)
+                and all(isinstance(p, (int, str)) and not isinstance(p, bool) for p in parts[0])):
+            raise FieldShapeError("'issued.date-parts' should be a list of [year, month, day] lists")
+        pieces = [str(p).strip() for p in parts[0] if str(p).strip()]
+        return "-".join(p.zfill(2) if i and p.isdigit() else p for i, p in enumerate(pieces))
+    return text_of(issued, "raw")
+
+
+@_shape_checked
 def _csl_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
-    if row.get("type") in NON_REGULAR_CSL:
-        return Skipped(where, str(row.get("type")))
-    title = clean_text(str(row.get("title") or ""))
-    abstract = clean_text(str(row.get("abstract") or ""))
+    kind = text_of(row, "type")
+    if kind in NON_REGULAR_CSL:
+        return Skipped(where, kind)
+    title = clean_text(text_of(row, "title"))
+    abstract = clean_text(text_of(row, "abstract"))
     if not title and not abstract:
         return Skipped(where, "empty (no title, no abstract)")
     creators = []
-    for field, kind in (("author", "author"), ("editor", "editor")):
-        for name in row.get(field) or []:
+    for field, role in (("author", "author"), ("editor", "editor")):
+        for name in list_of(row, field, (dict,)):
             if name.get("literal"):
-                creators.append(Creator(last=clean_text(name["literal"]), creator_type=kind))
+                creators.append(Creator(last=clean_text(text_of(name, "literal")), creator_type=role))
             else:
-                creators.append(Creator(last=clean_text(name.get("family", "")),
-                                        first=clean_text(name.get("given", "")), creator_type=kind))
-    parts = ((row.get("issued") or {}).get("date-parts") or [[]])[0]
-    date = "-".join(f"{int(p):02d}" if i else str(p) for i, p in enumerate(parts) if str(p).strip())
-    date = date or str((row.get("issued") or {}).get("raw") or "")
-    keywords = str(row.get("keyword") or "")
+                creators.append(Creator(last=clean_text(text_of(name, "family")),
+                                        first=clean_text(text_of(name, "given")), creator_type=role))
+    date = _csl_date(row.get("issued"))
     return LibraryItem(
-        key=str(row.get("id") or f"csl-{number}").rsplit("/", 1)[-1],
+        key=(text_of(row, "id") or f"csl-{number}").rsplit("/", 1)[-1],
         title=title,
-        item_type=CSL_TYPES.get(str(row.get("type") or ""), "document"),
+        item_type=CSL_TYPES.get(kind, "document"),
         abstract=abstract,
         creators=tuple(creators),
-        doi=str(row.get("DOI") or "").strip(),
-        url=str(row.get("URL") or "").strip(),
+        doi=text_of(row, "DOI").strip(),
+        url=text_of(row, "URL").strip(),
         date=date,
         year=year_of(date),
-        tags=tuple(t.strip() for t in re.split(r"[,;]", keywords) if t.strip()),
-        extra=str(row.get("note") or ""),
+        tags=tuple(list_of(row, "keyword")),
+        extra=text_of(row, "note"),
     )
 
 
@@ -222,6 +258,9 @@ def _read_jsonl(text: str, path: Path) -> list[LibraryItem | Skipped]:
         except json.JSONDecodeError as error:
             results.append(Skipped(where, f"not valid JSON ({error.msg})"))
             continue
+        except RecursionError:
+            results.append(Skipped(where, "not valid JSON (nested too deeply)"))
+            continue
         if not isinstance(row, dict):
             results.append(Skipped(where, "not a JSON object"))
         elif "itemType" in row or "data" in row:
@@ -231,33 +270,39 @@ def _read_jsonl(text: str, path: Path) -> list[LibraryItem | Skipped]:
     return results
 
 
+@_shape_checked
 def _flat_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
-    title = clean_text(str(row.get("title") or ""))
-    abstract = clean_text(str(row.get("abstract") or ""))
+    title = clean_text(text_of(row, "title"))
+    abstract = clean_text(text_of(row, "abstract"))
     if not title and not abstract:
         return Skipped(where, "empty (no title, no abstract)")
     creators = []
-    for creator in row.get("creators") or row.get("authors") or []:
+    field = "creators" if row.get("creators") else "authors"
+    names = row.get(field)
+    if isinstance(names, str):  # one text: 'Last, First and Other, A.'
+        creators += _bibtex_creators(names, "author")
+        names = []
+    for creator in list_of(row, field, (dict, str)) if names else []:
         if isinstance(creator, Mapping):
-            creators.append(Creator(last=clean_text(creator.get("lastName") or creator.get("name") or ""),
-                                    first=clean_text(creator.get("firstName") or "")))
+            creators.append(Creator(last=clean_text(text_of(creator, "lastName") or text_of(creator, "name")),
+                                    first=clean_text(text_of(creator, "firstName"))))
         else:
-            creators += _bibtex_creators(str(creator), "author")
-    date = str(row.get("date") or row.get("year") or "")
+            creators += _bibtex_creators(creator, "author")
+    date = text_of(row, "date") or text_of(row, "year")
     return LibraryItem(
-        key=str(row.get("key") or row.get("id") or f"item-{number}"),
+        key=text_of(row, "key") or text_of(row, "id") or f"item-{number}",
         title=title,
-        item_type=str(row.get("item_type") or row.get("itemType") or "journalArticle"),
+        item_type=text_of(row, "item_type") or text_of(row, "itemType") or "journalArticle",
         abstract=abstract,
         creators=tuple(creators),
-        doi=str(row.get("doi") or row.get("DOI") or ""),
-        url=str(row.get("url") or ""),
+        doi=text_of(row, "doi") or text_of(row, "DOI"),
+        url=text_of(row, "url"),
         date=date,
         year=year_of(date),
-        date_added=str(row.get("date_added") or row.get("dateAdded") or ""),
-        tags=tuple(str(t) for t in row.get("tags") or []),
-        collections=tuple(str(c) for c in row.get("collections") or []),
-        extra=str(row.get("extra") or ""),
+        date_added=text_of(row, "date_added") or text_of(row, "dateAdded"),
+        tags=tuple(list_of(row, "tags")),
+        collections=tuple(list_of(row, "collections")),
+        extra=text_of(row, "extra"),
     )
 
 

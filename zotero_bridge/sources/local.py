@@ -35,8 +35,8 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
     if options.group and options.group.strip().casefold() not in ("user", "my library"):
         library_type, library_id = "group", _group_id(client, endpoint, options.group.strip())
         client = _client(endpoint, library_id, "group")
-    collections = _call(endpoint, lambda: client.everything(client.collections()))
-    rows = _call(endpoint, lambda: client.everything(client.top()))
+    collections = _objects(endpoint, _call(endpoint, lambda: client.everything(client.collections())))
+    rows = _objects(endpoint, _call(endpoint, lambda: client.everything(client.top())))
     paths = collection_paths({row["key"]: row.get("data", row) for row in collections
                               if isinstance(row, dict) and "key" in row})
     label = f"{library_type} library {library_id}"
@@ -50,6 +50,15 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
         (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
     log.info("Read %d items from the running Zotero (%s, %s)", len(read.items), endpoint, label)
     return read
+
+
+def _objects(endpoint: str, answer: Any) -> list[dict]:
+    """Zotero API objects, or one clear error: an HTML page or other JSON is not 46 skipped 'items'."""
+    if not isinstance(answer, list) or not all(isinstance(row, dict) and isinstance(row.get("data", row), dict)
+                                               for row in answer):
+        raise SourceError(f"{endpoint} answered, but not with Zotero API data ({type(answer).__name__}); is this "
+                          "Zotero 7's local API? Else read the database instead: --library zotero:sqlite")
+    return answer
 
 
 def _client(endpoint: str, library_id: str, library_type: str) -> Any:
@@ -95,3 +104,6 @@ def _call(endpoint: str, request: Callable[[], T]) -> T:
     except errors.PyZoteroError as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise SourceError(f"Zotero's local API at {endpoint} failed: {first_line}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as error:  # pyzotero choking on a non-Zotero answer
+        raise SourceError(f"{endpoint} answered, but not with Zotero API data ({type(error).__name__}); is this "
+                          "Zotero 7's local API? Else read the database instead: --library zotero:sqlite") from None

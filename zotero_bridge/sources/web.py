@@ -130,14 +130,26 @@ def sync_snapshot(session: WebSession, cache: WebCache) -> Snapshot:
     raise SourceError(f"{session.credentials.describe()} kept changing while zotrec read it; try again")
 
 
+def _objects(session: WebSession, what: str, answer: Any) -> list[dict]:
+    """A page of Zotero objects, each {'key', 'data': {…}}; anything else (an HTML page, a proxy's error
+    text, JSON of another shape) is one clear error, never a traceback or one 'item' per character."""
+    if not isinstance(answer, list) or not all(
+            isinstance(o, dict) and isinstance(o.get("data"), dict) and isinstance(o["data"].get("key"), str)
+            for o in answer):
+        raise SourceError(f"{session.credentials.endpoint} answered {what} with something that is not Zotero "
+                          f"API data ({type(answer).__name__}); is --endpoint the Zotero Web API?")
+    return answer
+
+
 def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tuple[list[dict], int]:
     """Every page of a read, and the library version the first page reported (a safe sync point)."""
     zot = session.zot
-    objects = list(session.call(what, first))
+    objects = _objects(session, what, session.call(what, first))
     version = session.last_version or 0
-    total = int(zot.request.headers.get("Total-Results") or 0) if zot.request is not None else 0
+    total_header = zot.request.headers.get("Total-Results") if zot.request is not None else None
+    total = int(total_header) if total_header and str(total_header).isdigit() else 0
     while zot.links and zot.links.get("next"):
-        objects.extend(session.call(what, zot.follow))
+        objects.extend(_objects(session, what, session.call(what, zot.follow)))
         if len(objects) % (PAGE_SIZE * PROGRESS_EVERY_PAGES) == 0:
             log.info("…%s: %d of %d", what, len(objects), total)
     return objects, version
@@ -163,15 +175,22 @@ def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snaps
     if version == since:
         log.info("%s is unchanged since the last read (version %d).", session.credentials.describe(), since)
         return Snapshot(since, cache.items(), cache.collections())
-    keys = sorted(changed or {})
+    if not isinstance(changed, dict) or not all(isinstance(k, str) for k in changed):
+        raise SourceError(f"{session.credentials.endpoint} answered 'checking for changes' with something that is "
+                          "not Zotero API data; is --endpoint the Zotero Web API?")
+    keys = sorted(changed)
     items: list[dict] = []
     for start in range(0, len(keys), KEYS_PER_REQUEST):
         batch = ",".join(keys[start:start + KEYS_PER_REQUEST])
-        items.extend(session.call("reading changed items",
-                                  lambda b=batch: zot.items(itemKey=b, includeTrashed=1, limit=KEYS_PER_REQUEST)))
+        items.extend(_objects(session, "reading changed items", session.call(
+            "reading changed items", lambda b=batch: zot.items(itemKey=b, includeTrashed=1, limit=KEYS_PER_REQUEST))))
     collections, _ = _all_pages(session, "reading changed collections",
                              lambda: zot.collections(since=since, limit=PAGE_SIZE))
     deleted: Any = session.call("reading deletions", lambda: zot.deleted(since=since))
+    if not isinstance(deleted, dict) or not all(isinstance(deleted.get(k, []), list)
+                                                for k in ("items", "collections")):
+        raise SourceError(f"{session.credentials.endpoint} answered 'reading deletions' with something that is "
+                          "not Zotero API data; is --endpoint the Zotero Web API?")
     cache.apply_changes([o["data"] for o in items], [o["data"] for o in collections],
                         deleted.get("items", []), deleted.get("collections", []), version)
     log.info("Updated %d items, %d collections, %d deletions (library version %d → %d).", len(items),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ class WebCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             self._open()
         except sqlite3.DatabaseError as error:
@@ -63,6 +64,9 @@ class WebCache:
             self._open()
 
     def _open(self) -> None:
+        # a copy of the user's library: readable by the user only (SQLite gives its journal the same mode)
+        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+        os.chmod(self.path, 0o600)
         self.db = sqlite3.connect(self.path)
         self.db.executescript(_TABLES)
         if self._meta("schema") not in (None, SCHEMA_VERSION):

@@ -23,7 +23,20 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
-REQUEST_TIMEOUT_S = 60
+REQUEST_TIMEOUT_S = 20
+DEADLINE_S = 60.0  # the most one API call may take, retries included, when the server does not answer
+DEADLINE_ENV = "ZOTREC_DEADLINE_S"
+
+
+def default_deadline() -> float:
+    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds."""
+    import os
+
+    try:
+        value = float(os.environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        return DEADLINE_S
+    return value if value > 0 else DEADLINE_S
 
 
 class ZoteroAccessError(BridgeError):
@@ -52,6 +65,20 @@ class RetryPolicy:
     max_wait_s: float = 120.0
     first_wait_s: float = 2.0
     sleep: Callable[[float], None] = time.sleep
+    deadline_s: float | None = None  # per call, retries included (default: default_deadline())
+    clock: Callable[[], float] = time.monotonic
+
+
+def _transport_cause(error: Exception) -> str:
+    """'no answer (timed out)', 'connection refused', … from an httpx transport error."""
+    import httpx2
+
+    if isinstance(error, httpx2.TimeoutException):
+        return "no answer (timed out)"
+    if isinstance(error, httpx2.ConnectError):
+        text = str(error).lower()
+        return "connection refused" if "refused" in text else f"could not connect ({str(error) or 'ConnectError'})"
+    return f"network error ({type(error).__name__})"
 
 
 class WebSession:
@@ -71,7 +98,10 @@ class WebSession:
         self._body = ""
         self._not_before = 0.0
         self._asked_wait = 0.0
-        client = httpx2.Client(follow_redirects=True, timeout=REQUEST_TIMEOUT_S,
+        self._server_asked = False
+        self._call_started = 0.0
+        self.deadline_s = self.policy.deadline_s or default_deadline()
+        client = httpx2.Client(follow_redirects=True, timeout=min(REQUEST_TIMEOUT_S, self.deadline_s),
                                event_hooks={"request": [self._on_request], "response": [self._on_response]})
         self.zot = zotero.Zotero(credentials.library_id, credentials.library_type, credentials.api_key,
                                  client=client)
@@ -92,6 +122,10 @@ class WebSession:
 
     # ---- hooks -----------------------------------------------------------------------------------------
     def _on_request(self, request: Any) -> None:
+        # pyzotero passes its own 30 s timeout with every request; bound it by what is left of the deadline
+        left = self.deadline_s - (self.policy.clock() - self._call_started) if self._call_started else self.deadline_s
+        seconds = max(1.0, min(REQUEST_TIMEOUT_S, left))
+        request.extensions["timeout"] = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
         if request.method == "GET":
             self.reads += 1
         else:
@@ -112,6 +146,7 @@ class WebSession:
             except ValueError:
                 seconds = self.policy.first_wait_s
             self._asked_wait = seconds
+            self._server_asked = True
             self._not_before = max(self._not_before, time.time() + seconds)
 
     # ---- waiting and retrying ---------------------------------------------------------------------------
@@ -124,43 +159,57 @@ class WebSession:
             raise ZoteroBusyError(
                 f"Zotero asked zotrec to wait {self._asked_wait:.0f} s (more than {self.policy.max_wait_s:.0f} s) "
                 f"while working on {self.credentials.describe()}; nothing more was sent, run it again later")
-        log.info("Zotero asked zotrec to slow down: waiting %.1f s", remaining)
+        if self._server_asked:  # our own retry waits are announced by _schedule_retry with their cause
+            log.info("Zotero asked zotrec to slow down: waiting %.1f s", remaining)
         self.waited_s += remaining
         self.policy.sleep(remaining)
         self._not_before = 0.0
+        self._server_asked = False
 
     def call(self, what: str, function: Callable[..., T], *args: Any, write: bool = False, **kwargs: Any) -> T:
         """Run one API call with bounded retries on 429/5xx/network errors; other failures are raised."""
         import httpx2
         from pyzotero import errors as zerrors
 
+        clock = self.policy.clock
+        started = self._call_started = clock()
         for attempt in range(1, self.policy.attempts + 1):
             self.zot.url_params = None  # pyzotero keeps a failed call's parameters otherwise
             self._status = None
             try:
                 return function(*args, **kwargs)
-            except (_RetryableResponse, zerrors.PyZoteroError, httpx2.TransportError, json.JSONDecodeError) as error:
+            except (_RetryableResponse, zerrors.PyZoteroError, httpx2.TransportError, json.JSONDecodeError,
+                    ValueError, TypeError, KeyError, AttributeError) as error:
                 status = getattr(error, "status", None) or self._status
                 transport = isinstance(error, httpx2.TransportError)
                 if isinstance(error, httpx2.UnsupportedProtocol):
                     raise BridgeError(f"cannot reach {self.credentials.endpoint}: not an http(s) URL") from None
+                if not transport and status is not None and status < 300:  # an answer that is not Zotero's JSON
+                    raise BridgeError(f"{self.credentials.endpoint} answered, but not with Zotero API data, while "
+                                      f"{what} ({type(error).__name__}); is --endpoint the Zotero API?") from None
                 if not transport and status not in RETRYABLE_STATUS:
                     raise self.error_for(status, what, write=write) from None
-                if attempt == self.policy.attempts:
-                    cause = f"HTTP {status}" if status and not transport else f"no answer: {type(error).__name__}"
+                cause = f"HTTP {status}" if status and not transport else _transport_cause(error)
+                wait = self._next_wait(attempt)
+                if self._server_asked and self._asked_wait > self.policy.max_wait_s:
+                    self.wait_if_asked()  # raises: Zotero asked for more than we accept
+                elapsed = clock() - started
+                if attempt == self.policy.attempts or elapsed + wait >= self.deadline_s:
                     raise ZoteroBusyError(f"Zotero kept failing ({cause}) while {what} for "
-                                          f"{self.credentials.describe()}; gave up after {attempt} tries") from None
-                self._schedule_retry(attempt, status, what)
+                                          f"{self.credentials.describe()}; gave up after {attempt} tries in "
+                                          f"{elapsed:.0f} s") from None
+                log.info("%s while %s; retrying in %.0f s (%d of %d)", cause[0].upper() + cause[1:], what, wait,
+                         attempt, self.policy.attempts - 1)
+                self.wait_if_asked()
         raise AssertionError("unreachable")
 
-    def _schedule_retry(self, attempt: int, status: int | None, what: str) -> None:
+    def _next_wait(self, attempt: int) -> float:
+        """Seconds until the next try: what the server asked (Retry-After/Backoff), else our backoff."""
         if self._not_before <= time.time():
-            self._asked_wait = self.policy.first_wait_s * 2 ** (attempt - 1)
-            self._not_before = time.time() + min(self._asked_wait, self.policy.max_wait_s)
-            self._asked_wait = min(self._asked_wait, self.policy.max_wait_s)
-        log.info("Zotero answered %s while %s; retry %d of %d", status or "nothing", what, attempt,
-                 self.policy.attempts - 1)
-        self.wait_if_asked()
+            self._asked_wait = min(self.policy.first_wait_s * 2 ** (attempt - 1), self.policy.max_wait_s)
+            self._not_before = time.time() + self._asked_wait
+            self._server_asked = False
+        return max(0.0, self._not_before - time.time())
 
     def error_for(self, status: int | None, what: str, *, write: bool = False) -> BridgeError:
         """The one-line error a user sees for a failed request (the key is never in it)."""

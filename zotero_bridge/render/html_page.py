@@ -1,0 +1,146 @@
+"""The reading list as one self-contained HTML page (no external assets, no scripts): read on a phone or a desk.
+
+Every string from the corpus or the library is escaped (`safe.html_text`); links are http(s) only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from recommender.items import Paper, Recommendation
+from zotero_bridge.render.safe import html_link, html_text
+
+TOPICS_SHOWN = 8
+AUTHORS_SHOWN = 6
+
+_STYLE = """
+:root{--fg:#1d1d1f;--muted:#5f6368;--line:#e3e3e6;--accent:#9b1c1c;--bar:#c2410c;--bg:#fff;--card:#fafafa}
+@media (prefers-color-scheme:dark){:root{--fg:#e8e8ea;--muted:#a0a4ab;--line:#33353a;--accent:#f08a8a;
+--bar:#fb923c;--bg:#16171a;--card:#1e2024}}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
+main{max-width:60rem;margin:0 auto;padding:1.25rem}
+header h1{font-size:1.6rem;margin:.2rem 0 .4rem}
+.meta{color:var(--muted);font-size:.9rem;margin:0;display:flex;flex-wrap:wrap;gap:.25rem 1.2rem}
+.meta b{color:var(--fg);font-weight:600}
+.topics{margin:1rem 0 1.5rem;padding:.8rem 1rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card)}
+.topics h2{font-size:.95rem;margin:0 0 .5rem}
+.topic{display:grid;grid-template-columns:minmax(0,1fr) 7rem 2rem;gap:.6rem;align-items:center;font-size:.85rem}
+.topic span:first-child{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.track{display:block;height:.55rem;background:var(--line);border-radius:.3rem;overflow:hidden}
+.fill{height:100%;background:var(--bar)}
+ol.papers{list-style:none;padding:0;margin:0}
+.paper{border-top:1px solid var(--line);padding:1rem 0;display:grid;grid-template-columns:2.6rem minmax(0,1fr);gap:.2rem .8rem}
+.rank{font-size:1.3rem;font-weight:700;color:var(--muted);text-align:right}
+.paper h2{font-size:1.08rem;margin:0;line-height:1.35;overflow-wrap:anywhere}
+.paper h2 a{color:var(--accent);text-decoration:none}.paper h2 a:hover{text-decoration:underline}
+.authors{margin:.2rem 0;color:var(--muted);font-size:.92rem}
+.tags{display:flex;flex-wrap:wrap;gap:.35rem;align-items:center;font-size:.8rem;margin:.3rem 0}
+.tag{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem}
+.score{display:inline-flex;align-items:center;gap:.4rem;color:var(--muted)}
+.score .track{display:inline-block;width:5rem}
+.links a{margin-right:.8rem;font-size:.9rem;color:var(--accent)}
+details{margin:.35rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
+details p{margin:.4rem 0;font-size:.95rem;overflow-wrap:anywhere}
+.why{font-size:.9rem;margin:.3rem 0 0}.why ul{margin:.2rem 0;padding-left:1.1rem}
+.why li{overflow-wrap:anywhere}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
+footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
+@media (max-width:30rem){main{padding:.8rem}.paper{grid-template-columns:1.8rem minmax(0,1fr)}
+.rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}}
+"""
+
+
+@dataclass
+class ListContext:
+    """What the list was ranked from, for the page header (all optional)."""
+
+    library: str = ""
+    corpus: str = ""
+    features: str = ""
+    model: str = ""
+    created: str = field(default_factory=lambda: date.today().isoformat())
+    library_items: int | None = None
+
+
+def presentation(paper: Paper) -> str:
+    """'Oral', 'Spotlight', 'Poster'… from the corpus row's status, track or ICML virtual-site link."""
+    meta = paper.metadata or {}
+    for key in ("status", "track", "presentation"):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip().title()
+    virtual = meta.get("icml_virtual_url")
+    if isinstance(virtual, str):
+        for kind in ("oral", "spotlight", "poster"):
+            if f"/{kind}/" in virtual:
+                return kind.title()
+    return ""
+
+
+def _links(paper: Paper) -> str:
+    meta = paper.metadata or {}
+    links = [html_link(label, meta.get(key)) for label, key in
+             (("PDF", "pdf_url"), ("OpenReview", "openreview_url"), ("ICML page", "icml_virtual_url"))
+             if isinstance(meta.get(key), str) and html_link(label, meta.get(key)) != label]
+    if paper.doi:
+        links.append(html_link("DOI", f"https://doi.org/{paper.doi}"))
+    return f'<div class="links">{"".join(links)}</div>' if links else ""
+
+
+def _bar(fraction: float, label: str = "") -> str:
+    width = max(0.0, min(1.0, fraction)) * 100
+    return (f'<span class="track" role="img" aria-label="{html_text(label)}">'
+            f'<span class="fill" style="width:{width:.0f}%;display:block"></span></span>')
+
+
+def _topics(recs: Sequence[Recommendation]) -> str:
+    """Which library items the list leans on: how many recommended papers each one explains."""
+    counts = Counter(reason.item_title for rec in recs for reason in rec.reasons[:3])
+    if not counts:
+        return ""
+    top = counts.most_common(TOPICS_SHOWN)
+    most = top[0][1]
+    rows = "".join(f'<div class="topic"><span title="{html_text(name)}">{html_text(name)}</span>'
+                   f'{_bar(n / most, f"{n} papers")}<span class="sim">{n}</span></div>' for name, n in top)
+    return (f'<section class="topics"><h2>Where this list comes from: the items in your library that explain '
+            f'the most papers</h2>{rows}</section>')
+
+
+def _paper(rec: Recommendation, best: float) -> str:
+    paper = rec.paper
+    authors = list(paper.authors[:AUTHORS_SHOWN]) + (["et al."] if len(paper.authors) > AUTHORS_SHOWN else [])
+    tags = [f'<span class="tag">{html_text(t)}</span>' for t in (paper.venue, presentation(paper),
+                                                                   str(paper.year or "")) if t]
+    tags.append(f'<span class="score">score {rec.score:.3f} {_bar(rec.score / best if best > 0 else 0, "score")}</span>')
+    abstract = (f"<details><summary>Abstract</summary><p>{html_text(paper.abstract)}</p></details>"
+                if paper.abstract else "")
+    reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
+                      for r in rec.reasons)
+    why = f'<div class="why">Because you saved:<ul>{reasons}</ul></div>' if reasons else ""
+    derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""
+    return (f'<li class="paper"><div class="rank">{rec.rank}</div><div>'
+            f'<h2>{html_link(paper.title, paper.url)}{derived}</h2>'
+            + (f'<p class="authors">{html_text(", ".join(authors))}</p>' if authors else "")
+            + f'<div class="tags">{"".join(tags)}</div>{_links(paper)}{abstract}{why}</div></li>')
+
+
+def render_html_page(recs: Sequence[Recommendation], title: str, context: ListContext | None = None) -> str:
+    context = context or ListContext()
+    meta = [("Library", context.library + (f" ({context.library_items} items)" if context.library_items else "")),
+            ("Corpus", context.corpus), ("Features", context.features), ("Model", context.model or "content only"),
+            ("Made", context.created)]
+    meta_html = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in meta if value)
+    best = max((rec.score for rec in recs), default=0.0)
+    papers = "\n".join(_paper(rec, best) for rec in recs) or "<p>No papers to recommend.</p>"
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{html_text(title)}</title><style>{_STYLE}</style></head>\n<body><main>"
+        f'<header><h1>{html_text(title)}</h1><p class="meta">{meta_html}</p></header>\n'
+        f'{_topics(recs)}\n<ol class="papers">\n{papers}\n</ol>'
+        "<footer>Made by zotrec. Scores compare papers within this list only.</footer></main></body></html>\n"
+    )

@@ -57,7 +57,7 @@ def test_version():
     assert result.exit_code == 0 and "zotrec, version" in result.output
 
 
-def test_reading_list_on_bundled_example(tmp_path):
+def test_reading_list_on_bundled_example(tmp_path, monkeypatch):
     """The first command a new user runs: real ICML 2025 titles with links, offline."""
     result = run("reading-list", "--library", LIBRARY, "-n", 5, "--format", "json", "--features", "tfidf")
     assert result.exit_code == 0, result.output
@@ -72,6 +72,7 @@ def test_reading_list_on_bundled_example(tmp_path):
         assert row["title"] in titles and row["authors"]  # a real title, not an abstract's first words
         assert row["url"].startswith(("https://openreview.net/forum?id=", "https://proceedings.mlr.press/v267/"))
     assert rows == sorted(rows, key=lambda r: -r["score"])
+    monkeypatch.setenv("COLUMNS", "160")  # an 80-column table folds a 42-character link over two lines
     table = run("reading-list", "--library", LIBRARY, "-n", 3, "--features", "tfidf")
     assert table.exit_code == 0 and rows[0]["url"] in table.stdout  # the table shows the link too
 

@@ -95,6 +95,9 @@ def verify_sha256(path: Path, expected: str, fix: str = "reinstall zotrec") -> N
 class MiniLMEncoder:
     """Texts → unit-length 384-d rows: tokenise, run the int8 ONNX model, mean-pool, normalise."""
 
+    model_id = MODEL_ID  # keys the embedding cache and the models trained on these vectors
+    dimension = DIMENSION
+
     def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
                  *, threads: int = 0, batch_tokens: int = BATCH_TOKENS) -> None:
         self.model_path = Path(model_path) if model_path else None
@@ -172,6 +175,7 @@ class DenseRepresentation:
         self.encoder = encoder or MiniLMEncoder()
         self.cache = (cache or EmbeddingCache()) if use_cache else None
         self.model_id = getattr(self.encoder, "model_id", MODEL_ID)
+        self.dimension = getattr(self.encoder, "dimension", DIMENSION)
         self.encoded = 0  # texts actually run through the model by this instance (the rest were cached)
 
     def fit(self, corpus_texts: Sequence[str]) -> DenseRepresentation:
@@ -180,12 +184,12 @@ class DenseRepresentation:
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         """Cached rows where the exact text was seen before; the model only for the others."""
         keys = [text_hash(text) for text in texts]
-        found = self.cache.lookup(self.model_id, keys, DIMENSION) if self.cache else {}
+        found = self.cache.lookup(self.model_id, keys, self.dimension) if self.cache else {}
         todo = {key: text for key, text in zip(keys, texts) if key not in found}
         if todo:
             self._embed_missing(todo, found)
         if not keys:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
 
     def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:

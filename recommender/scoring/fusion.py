@@ -1,0 +1,68 @@
+"""Score-level fusion: each signal (dense topK, tf-idf topK, the per-user linear model, the
+collaborative score) is ranked on its own, standardised per user over the candidates, then summed
+with weights chosen on validation.
+
+Fusing scores rather than similarities keeps each signal's own aggregation: averaging dense and
+tf-idf cosines before the topK (features/hybrid.py) gained nothing in docs/evaluation-features.md,
+while this form is what gained on CiteULike a, t and the ICML leave-out (docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from recommender.scoring.blend import standardise
+
+log = logging.getLogger(__name__)
+
+WEIGHT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """Weights of the signals besides the main content score (which has weight 1 − the rest).
+
+    lexical : tf-idf topK.   learned : the per-user linear model.   collaborative : the ALS part.
+    """
+
+    lexical: float = 0.0
+    learned: float = 0.0
+    collaborative: float = 0.0
+
+
+def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+    """Σ weight·z(signal) over the signals with a weight > 0 (row by row for matrices)."""
+    total = None
+    for name, weight in weights.items():
+        if weight <= 0 or name not in signals:
+            continue
+        part = weight * standardise(signals[name])
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("no signal has a positive weight")
+    return total
+
+
+def stepwise_weights(
+    quality: Callable[[dict[str, float]], float], names: Sequence[str], base: str,
+    grid: Sequence[float] = WEIGHT_GRID,
+) -> dict[str, float]:
+    """Add one signal at a time to `base` with the validation-best share (ties: the smaller share).
+
+    With shares s_1…s_n chosen in turn, signal i ends with s_i·Π_{j>i}(1 − s_j), the base with
+    Π(1 − s_j): a greedy path, n·|grid| evaluations instead of |grid|^n.
+    """
+    weights = {base: 1.0}
+    for name in names:
+        results = {}
+        for share in grid:
+            trial = {key: value * (1.0 - share) for key, value in weights.items()} | {name: share}
+            results[share] = quality(trial)
+        best = max(results, key=lambda share: (round(results[share], 5), -share))
+        log.info("fusion %s: %s → %.1f", name, ", ".join(f"{s:.1f}:{q:.4f}" for s, q in results.items()), best)
+        weights = {key: value * (1.0 - best) for key, value in weights.items()} | {name: best}
+    return weights

@@ -66,3 +66,58 @@ def stepwise_weights(
         log.info("fusion %s: %s → %.1f", name, ", ".join(f"{s:.1f}:{q:.4f}" for s, q in results.items()), best)
         weights = {key: value * (1.0 - best) for key, value in weights.items()} | {name: best}
     return weights
+
+
+class Fusion:
+    """The fused score at run time: content topK (the Recommender's own), plus tf-idf topK, the
+    per-user linear model and the collaborative score, each z-scored, weighted by `weights`.
+
+    The reasons stay the content topK's ("because you saved …"): every signal but the
+    collaborative one is a similarity to the user's own items, and the weights keep content first.
+    """
+
+    def __init__(self, weights: FusionWeights, model=None, lexical_aggregation: str | None = None) -> None:
+        self.weights = weights
+        self.model = model
+        self.lexical_aggregation = lexical_aggregation
+        self._lexical = None  # (tf-idf representation fitted on the corpus, corpus rows)
+        self._corpus_factors = None
+
+    def signals(self, recommender, profile_texts: Sequence[str], content: np.ndarray,
+                owned: np.ndarray) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight, for one user."""
+        parts = {"content": content}
+        if self.weights.lexical > 0:
+            parts["lexical"] = self._lexical_scores(recommender, profile_texts)
+        if self.weights.learned > 0 and isinstance(recommender.corpus_rows, np.ndarray):
+            from recommender.scoring.learned import linear_user_scores
+
+            library_rows = np.asarray(recommender.representation.transform(list(profile_texts)))
+            parts["learned"] = linear_user_scores(library_rows, recommender.corpus_rows, recommender.corpus_rows,
+                                                  exclude=np.flatnonzero(owned))
+        if self.weights.collaborative > 0 and self.model is not None:
+            if self._corpus_factors is None:
+                self._corpus_factors = self.model.item_factors([paper.text for paper in recommender.corpus])
+            user = self.model.user_vector(self.model.item_factors(profile_texts))
+            parts["collaborative"] = self._corpus_factors @ user
+        return parts
+
+    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray) -> np.ndarray:
+        parts = self.signals(recommender, profile_texts, content, owned)
+        weights = {"lexical": self.weights.lexical, "learned": self.weights.learned,
+                   "collaborative": self.weights.collaborative}
+        weights = {name: weight for name, weight in weights.items() if name in parts}
+        weights["content"] = max(1.0 - sum(weights.values()), 0.0)
+        return fuse(parts, weights)
+
+    def _lexical_scores(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
+        from recommender.features.tfidf import TfidfRepresentation
+        from recommender.scoring.aggregation import aggregate
+
+        if self._lexical is None:
+            texts = [paper.text for paper in recommender.corpus]
+            representation = TfidfRepresentation().fit(texts)
+            self._lexical = (representation, representation.transform(texts))
+        representation, rows = self._lexical
+        aggregation = self.lexical_aggregation or recommender.aggregation
+        return aggregate(representation.transform(list(profile_texts)), rows, aggregation).scores

@@ -28,6 +28,8 @@ class Recommender:
     aggregation : how item similarities make a paper's score ("max", "mean", "top3", …).
     model : a trained collaborative.CollaborativeModel; when given, scores are the hybrid
         (content blended with collaborative), and the reasons stay the content reasons.
+    fusion : a scoring.fusion.Fusion; when given, it makes the scores (content topK fused with
+        its other signals, its own collaborative model included) and `model` is not used.
     """
 
     def __init__(
@@ -37,6 +39,7 @@ class Recommender:
         representation: str | Representation = "tfidf",
         aggregation: str = DEFAULT_AGGREGATION,
         model=None,
+        fusion=None,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -47,8 +50,9 @@ class Recommender:
         self.representation = representation.fit([paper.text for paper in self.corpus])
         self.corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
-        self.model = model
-        self._corpus_factors = model.item_factors([paper.text for paper in self.corpus]) if model else None
+        self.model = None if fusion is not None else model
+        self.fusion = fusion
+        self._corpus_factors = self.model.item_factors([paper.text for paper in self.corpus]) if self.model else None
         self._corpus_keys = CorpusKeys(self.corpus)
 
     def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
@@ -73,11 +77,13 @@ class Recommender:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         scored = self.profile_scores(profile_items)
         scores = scored.scores
-        if self.model is not None:
+        owned = self._corpus_keys.owned(library)
+        if self.fusion is not None:
+            scores = self.fusion.scores(self, [item.text for item in profile_items], scores, owned)
+        elif self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 
             scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
-        owned = self._corpus_keys.owned(library)
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         if top_n:
@@ -145,7 +151,9 @@ def recommend(
     representation: str | Representation = "tfidf",
     profile: Sequence[LibraryItem] | None = None,
     model=None,
+    fusion=None,
 ) -> list[Recommendation]:
     """Rank `corpus` for the user whose library is `library` (the one entry point)."""
-    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model)
+    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model,
+                              fusion=fusion)
     return recommender.recommend(library, top_n=top_n, profile=profile)

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from recommender.collaborative.datasets import InteractionData
-from recommender.collaborative.dense_model import DenseCollaborativeModel, fit_dense_map, train_dense_collaborative
+from recommender.collaborative.dense_model import (
+    DenseCollaborativeModel, fit_dense_map, knn_factors, train_dense_collaborative,
+)
 from recommender.collaborative.model import ALSSettings, TextFeatures
 from recommender.evaluation.protocol import (
     CROSS_FIT_PARTS, VALIDATION_FRACTION, VALIDATION_SEED, FoldResult, _means, ranking_metrics, without_items,
@@ -77,9 +79,19 @@ def prepare_dense_fold(data: InteractionData, vectors: np.ndarray, held_out: np.
 
 
 def _cross_fitted(model, vectors, train_items, train_matrix) -> np.ndarray:
-    """Each training item's factor from a map that never saw it (as for a Zotero user's item)."""
+    """Each training item's factor from a map that never saw it (as for a Zotero user's item):
+    kNN leaves the item itself out of its neighbours; ridge is cross-fitted in 3 parts."""
     targets = model.training_item_factors[train_items]
     saved = np.asarray(train_matrix.getnnz(axis=0))[train_items] > 0
+    if model.map_kind == "knn":
+        predicted = model.factors_for_vectors(vectors[train_items[~saved]]) if (~saved).any() else None
+        out = np.zeros_like(targets, dtype=np.float32)
+        if predicted is not None:
+            out[~saved] = predicted
+        # the model's neighbours are the saved items in id order, so saved item i is neighbour i
+        out[saved] = knn_factors(vectors[train_items[saved]], model.neighbour_vectors, model.neighbour_factors,
+                                 self_rows=np.arange(int(saved.sum())))
+        return out
     part = np.random.default_rng(VALIDATION_SEED).integers(0, CROSS_FIT_PARTS, len(train_items))
     predicted = np.zeros_like(targets, dtype=np.float32)
     for p in range(CROSS_FIT_PARTS):

@@ -107,6 +107,10 @@ class MiniLMEncoder:
         self._session = None
         self._tokenizer = None
 
+    def __getstate__(self) -> dict:
+        """Pickles without the ONNX session and tokenizer (Dask workers): each process loads its own."""
+        return {**self.__dict__, "_session": None, "_tokenizer": None}
+
     def _load(self) -> None:
         if self._session is not None:
             return

@@ -20,6 +20,9 @@ from recommender.scoring.blend import standardise
 log = logging.getLogger(__name__)
 
 WEIGHT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+LEARNED = "learned"  # the aggregation name of the fused form: topK + tf-idf topK + the per-user linear model
+LEARNED_BASE = "top5"  # the topK inside it (also the source of the reasons)
+DEFAULT_SCORING = LEARNED  # chosen on CiteULike a, t and the ICML leave-out (docs/evaluation.md)
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,31 @@ class FusionWeights:
     lexical: float = 0.0
     learned: float = 0.0
     collaborative: float = 0.0
+
+
+def default_weights(model=None) -> FusionWeights:
+    """The weights stored in a dense collaborative model (chosen with it on validation), else the
+    content-only weights measured in docs/evaluation.md."""
+    stored = (getattr(model, "provenance", None) or {}).get("fusion_weights")
+    if stored:
+        return FusionWeights(**{name: float(stored.get(name, 0.0)) for name in ("lexical", "learned", "collaborative")})
+    return CONTENT_WEIGHTS
+
+
+def scoring_plan(aggregation: str, model=None) -> tuple[str, object]:
+    """(the topK the Recommender aggregates with, what to pass as its `model`): a Fusion for
+    "learned" or a dense collaborative model, the old tf-idf model (or None) as it is otherwise."""
+    dense_model = getattr(model, "encoder_id", None) is not None
+    if aggregation != LEARNED and not dense_model:
+        return aggregation, model
+    weights = default_weights(model if dense_model else None)
+    if aggregation != LEARNED:  # topK + the collaborative part only
+        total = max(weights.collaborative + (1.0 - weights.lexical - weights.learned - weights.collaborative), 1e-9)
+        weights = FusionWeights(collaborative=weights.collaborative / total)
+        return aggregation, Fusion(weights, model)
+    if not dense_model:
+        weights = FusionWeights(lexical=weights.lexical, learned=weights.learned)
+    return LEARNED_BASE, Fusion(weights, model if dense_model else None)
 
 
 def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
@@ -68,6 +96,9 @@ def stepwise_weights(
     return weights
 
 
+CONTENT_WEIGHTS = FusionWeights(lexical=0.024, learned=0.56)  # placeholder until measured
+
+
 class Fusion:
     """The fused score at run time: content topK (the Recommender's own), plus tf-idf topK, the
     per-user linear model and the collaborative score, each z-scored, weighted by `weights`.
@@ -75,6 +106,8 @@ class Fusion:
     The reasons stay the content topK's ("because you saved …"): every signal but the
     collaborative one is a similarity to the user's own items, and the weights keep content first.
     """
+
+    is_fusion = True  # Recommender(model=Fusion(...)) takes it as its fusion (so BatchRequest.model can carry it)
 
     def __init__(self, weights: FusionWeights, model=None, lexical_aggregation: str | None = None) -> None:
         self.weights = weights

@@ -50,6 +50,8 @@ class Recommender:
         self.representation = representation.fit([paper.text for paper in self.corpus])
         self.corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
+        if fusion is None and getattr(model, "is_fusion", False):
+            fusion, model = model, None
         self.model = None if fusion is not None else model
         self.fusion = fusion
         self._corpus_factors = self.model.item_factors([paper.text for paper in self.corpus]) if self.model else None

@@ -16,8 +16,10 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
-# recommender.scoring.aggregation.DEFAULT_AGGREGATION, repeated so --help needs no numpy (a test keeps them equal)
-DEFAULT_AGGREGATION = "top5"
+# recommender.scoring.fusion.DEFAULT_SCORING, repeated so --help needs no numpy (a test keeps them equal)
+DEFAULT_AGGREGATION = "learned"
+AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear model), max, mean or topK "
+                    "such as top3")
 
 log = logging.getLogger("zotrec")
 
@@ -118,16 +120,46 @@ def load_corpus_papers(corpus_paths):
     return loaded.papers
 
 
-def load_model(model_path: str | None):
-    """The collaborative model at `model_path`, or None (content-only scoring, said once on stderr)."""
-    if not model_path:
-        log.info("No --model given: scoring on content only (train one with `zotrec train`).")
+def load_model(model_path: str | None, features: str | None = None):
+    """The collaborative model: `model_path` (either kind of `zotrec train` file), "none" for content
+    only, or by default the one shipped with zotrec when the features are dense (said once on stderr)."""
+    if model_path == "none":
         return None
+    if not model_path:
+        from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel
+
+        if features not in ("dense", "hybrid") or not SHIPPED_MODEL.exists():
+            log.info("Scoring on content only (the shipped collaborative part needs dense features).")
+            return None
+        model = DenseCollaborativeModel.load(SHIPPED_MODEL)
+        log.info("Hybrid scoring with the collaborative part shipped with zotrec (trained on %s; --model none "
+                 "turns it off).", model.provenance.get("data", "unknown data"))
+        return model
+    import numpy as np
+
+    from recommender.collaborative.dense_model import DENSE_MODEL_FORMAT, DenseCollaborativeModel
     from recommender.collaborative.model import CollaborativeModel
 
-    model = CollaborativeModel.load(model_path)
+    try:
+        with np.load(model_path, allow_pickle=False) as data:
+            dense = "format" in data and str(data["format"]) == DENSE_MODEL_FORMAT
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"{model_path}: cannot read the model ({error})") from None
+    model = (DenseCollaborativeModel if dense else CollaborativeModel).load(model_path)
+    if dense and features not in ("dense", "hybrid"):
+        raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
     log.info("Hybrid scoring with %s (trained on %s).", model_path, model.provenance.get("data", "unknown data"))
     return model
+
+
+def scoring(aggregation: str, model):
+    """(aggregation, model) as the Recommender takes them: "learned" and dense models become a Fusion."""
+    from recommender.scoring.aggregation import parse_aggregation
+    from recommender.scoring.fusion import LEARNED, scoring_plan
+
+    if aggregation != LEARNED:
+        parse_aggregation(aggregation)
+    return scoring_plan(aggregation, model)
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -225,3 +225,32 @@ def train_dense_model(data: InteractionData, vectors: np.ndarray, settings: ALSS
         "weights_chosen_on": f"cold validation split of {VALIDATION_FRACTION:.0%} of items (seed {VALIDATION_SEED})",
     })
     return model
+
+
+SVM_SAMPLE_ROWS = ("linear SVM (dense)", "logreg, sampled negatives (dense)", "dense top5",
+                   "dense→ALS, ALS user (CTR-like)", "zotrec fused (shipped form)")
+
+
+def evaluate_citeulike_dense(data: InteractionData, representation, encoder_id: str, folds: int = 5,
+                             settings: ALSSettings | None = None, aggregation: str = "top5",
+                             svm_users: int = 300) -> dict:
+    """protocol.evaluate_citeulike on dense features: the same folds, users and report layout."""
+    from recommender.evaluation.protocol import _summarise, item_cold_folds, random_floor, settings_for
+
+    if not 1 <= folds <= 5:
+        raise ValueError(f"folds must be between 1 and 5, got {folds}")
+    settings = settings_for(data, settings)
+    vectors = dense_report_rows(data, representation)
+    results = [run_dense_fold(data, vectors, f, test_items, settings, encoder_id, aggregation, svm_users)
+               for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds])]
+    return {
+        "data": data.name, "source": data.source, "features": f"dense ({encoder_id})",
+        "text": ("title only" if data.word_order_kept
+                 else "bag of words: tf-idf weighted mean of the words' embeddings"),
+        "folds": folds, "settings": settings.__dict__ | {"ngram_range": list(settings.ngram_range)},
+        "aggregation": aggregation, "random_floor": random_floor(results[0].candidates),
+        "methods": _summarise([r.metrics for r in results]),
+        "svm_sample": {"users_per_fold": svm_users, "rows": list(SVM_SAMPLE_ROWS),
+                       "methods": _summarise([r.svm_sample for r in results]) if svm_users else {}},
+        "per_fold": [r.__dict__ for r in results],
+    }

@@ -25,26 +25,40 @@ from zotero_bridge.cli.common import (
                                                   "Default: the profile default.")
 @click.option("--factors", type=click.IntRange(min=2), default=None, help="ALS factors (default 128).")
 @click.option("--seed", type=int, default=0, show_default=True, help="ALS random_state.")
+@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
+              help="dense: the model zotrec ships (dense → ALS factor kNN map; citeulike-a titles).")
 @friendly_errors
-def train_command(data_spec, output, aggregation, factors, seed):
+def train_command(data_spec, output, aggregation, factors, seed, features):
     """Train the collaborative model: ALS on who saved what, a text → factor map, a validated blend weight.
 
     \b
     Example:
         zotrec train --data citeulike-a:../shared/data/citeulike-a -o model.npz
         zotrec reading-list --library examples/library.bib --model model.npz
+        zotrec train --data citeulike-a:../shared/data/citeulike-a --features dense -o dense.npz
     """
     import time
 
     from recommender.collaborative.datasets import load_dataset
     from recommender.collaborative.model import ALSSettings
-    from recommender.evaluation.protocol import train_model
+    from recommender.evaluation.protocol import settings_for, train_model
     from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 
     started = time.perf_counter()
     settings = ALSSettings(random_state=seed, **({"factors": factors} if factors else {}))
-    model = train_model(load_dataset(data_spec), settings,
-                        aggregation or DEFAULT_AGGREGATION)
+    data = load_dataset(data_spec)
+    if features == "dense":
+        from recommender.evaluation.dense_protocol import dense_report_rows, train_dense_model
+        from recommender.features import make_representation
+        from recommender.features.dense import require_dense
+
+        require_dense()
+        representation = make_representation("dense")
+        vectors = dense_report_rows(data, representation)
+        model = train_dense_model(data, vectors, settings_for(data, settings), representation.model_id,
+                                  aggregation or "top5")
+    else:
+        model = train_model(data, settings, aggregation or DEFAULT_AGGREGATION)
     model.save(output)
     log.info("Wrote %s (blend weight %.1f, %.0f s).", output, model.blend_weight, time.perf_counter() - started)
 
@@ -68,10 +82,12 @@ def evaluate_group() -> None:
 @click.option("--svm-users", type=click.IntRange(min=0), default=300, show_default=True,
               help="Users per fold for the per-user SVM peer (slow); 0 skips it.")
 @click.option("--factors", type=click.IntRange(min=2), default=None, help="ALS factors (default 128).")
+@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
+              help="dense: every rule on sentence embeddings, and zotrec's fused score (the shipped default).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @friendly_errors
-def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output):
+def evaluate_citeulike_command(data_spec, folds, svm_users, factors, features, fmt, output):
     """Item-cold K-fold evaluation: recall@20/50/100/300 and nDCG@50 of every rule, random floor beside.
 
     \b
@@ -85,7 +101,15 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output
     from recommender.evaluation.protocol import evaluate_citeulike, format_table
 
     settings = ALSSettings(**({"factors": factors} if factors else {}))
-    report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
+    if features == "dense":
+        from recommender.evaluation.dense_protocol import evaluate_citeulike_dense
+        from recommender.features import make_representation
+
+        representation = make_representation("dense")
+        report = evaluate_citeulike_dense(load_dataset(data_spec), representation, representation.model_id,
+                                          folds=folds, settings=settings, svm_users=svm_users)
+    else:
+        report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_table(report)
     write_output(text, output)
 

@@ -46,10 +46,13 @@ def default_weights(model=None) -> FusionWeights:
     return CONTENT_WEIGHTS
 
 
-def scoring_plan(aggregation: str, model=None) -> tuple[str, object]:
+def scoring_plan(aggregation: str, model=None, features: str = "dense") -> tuple[str, object]:
     """(the topK the Recommender aggregates with, what to pass as its `model`): a Fusion for
-    "learned" or a dense collaborative model, the old tf-idf model (or None) as it is otherwise."""
+    "learned" or a dense collaborative model, the old tf-idf model (or None) as it is otherwise.
+    On tf-idf features "learned" is plain topK (its extra signals are the dense model and tf-idf)."""
     dense_model = getattr(model, "encoder_id", None) is not None
+    if aggregation == LEARNED and features == "tfidf" and not dense_model:
+        return LEARNED_BASE, model
     if aggregation != LEARNED and not dense_model:
         return aggregation, model
     weights = default_weights(model if dense_model else None)

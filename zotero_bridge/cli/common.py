@@ -152,14 +152,14 @@ def load_model(model_path: str | None, features: str | None = None):
     return model
 
 
-def scoring(aggregation: str, model):
+def scoring(aggregation: str, model, features: str = "dense"):
     """(aggregation, model) as the Recommender takes them: "learned" and dense models become a Fusion."""
     from recommender.scoring.aggregation import parse_aggregation
     from recommender.scoring.fusion import LEARNED, scoring_plan
 
     if aggregation != LEARNED:
         parse_aggregation(aggregation)
-    return scoring_plan(aggregation, model)
+    return scoring_plan(aggregation, model, features)
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import click
 
 from zotero_bridge.cli.common import (
+    DEFAULT_AGGREGATION,
     friendly_errors,
     load_corpus_papers,
     load_model,
     log,
     read_sources,
+    scoring,
     source_options,
     source_settings,
     write_output,
@@ -57,6 +59,17 @@ def train_command(data_spec, output, aggregation, factors, seed, features):
         vectors = dense_report_rows(data, representation)
         model = train_dense_model(data, vectors, settings_for(data, settings), representation.model_id,
                                   aggregation or "top5")
+        import datetime
+        import platform
+        from importlib.metadata import version
+
+        model.provenance.update({
+            "command": f"zotrec train --data {data.name}:FOLDER --features dense"
+                       + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else ""),
+            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "versions": {name: version(name) for name in ("implicit", "numpy", "scikit-learn")}
+                        | {"python": platform.python_version()},
+        })
     else:
         model = train_model(data, settings, aggregation or DEFAULT_AGGREGATION)
     model.save(output)
@@ -120,8 +133,9 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, features, f
               help="Hide this many most recently added items and rank them among the corpus.")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
               help="Corpus file(s) or a named corpus. Default: the bundled ICML 2025 seeds.")
-@click.option("--aggregation", default=None, help="max, mean or topK. Default: the profile default.")
-@click.option("--model", "model_path", metavar="PATH", help="A collaborative model: evaluate the hybrid.")
+@click.option("--aggregation", default=None, help="As in reading-list. Default: the reading list's default.")
+@click.option("--model", "model_path", metavar="PATH|none",
+              help="As in reading-list: default the shipped collaborative part; 'none': content only.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @friendly_errors
 def evaluate_library_command(libraries, library_id, library_type, api_key, endpoint, holdout, corpus_paths,
@@ -136,12 +150,12 @@ def evaluate_library_command(libraries, library_id, library_type, api_key, endpo
     import json
 
     from recommender.evaluation.holdout import evaluate_library_holdout, format_holdout
-    from recommender.scoring.aggregation import DEFAULT_AGGREGATION, parse_aggregation
+    from recommender.features.dense import choose_features
 
-    aggregation = aggregation or DEFAULT_AGGREGATION
-    parse_aggregation(aggregation)
+    features = choose_features(None)
+    aggregation, model = scoring(aggregation or DEFAULT_AGGREGATION, load_model(model_path, features), features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     result = evaluate_library_holdout(read.items, load_corpus_papers(corpus_paths), holdout,
-                                      aggregation=aggregation, model=load_model(model_path))
+                                      aggregation=aggregation, model=model, representation=features)
     click.echo(json.dumps(dataclasses.asdict(result), indent=2) if fmt == "json" else format_holdout(result),
                nl=fmt == "json")

@@ -56,7 +56,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from zotero_bridge.render.reading_list import render_recommendations
 
     features = choose_features(features)
-    aggregation, model = scoring(aggregation, load_model(model_path, features))
+    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     profile = profile_for(read.items, collection)
     papers = load_corpus_papers(corpus_paths)

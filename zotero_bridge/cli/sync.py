@@ -60,7 +60,7 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     from zotero_bridge.web.sync import SyncRequest, render_sync_report, run_sync
 
     features = choose_features(features)
-    aggregation, model = scoring(aggregation, load_model(model_path, features))
+    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
     settings = source_settings(library_id, library_type, api_key, endpoint)
     if save_config:
         from zotero_bridge.web.credentials import resolve_credentials

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recommender.evaluation import peers
 from recommender.collaborative.datasets import InteractionData, load_dataset
 from recommender.collaborative.model import ALSSettings
+from recommender.evaluation import peers
 from recommender.evaluation.holdout import evaluate_library_holdout
 from recommender.evaluation.protocol import (
     evaluate_citeulike,

@@ -17,11 +17,20 @@ import numpy as np
 
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.dense_model import (
-    DenseCollaborativeModel, fit_dense_map, knn_factors, train_dense_collaborative,
+    DenseCollaborativeModel,
+    fit_dense_map,
+    knn_factors,
+    train_dense_collaborative,
 )
 from recommender.collaborative.model import ALSSettings, TextFeatures
 from recommender.evaluation.protocol import (
-    CROSS_FIT_PARTS, VALIDATION_FRACTION, VALIDATION_SEED, FoldResult, _means, ranking_metrics, without_items,
+    CROSS_FIT_PARTS,
+    VALIDATION_FRACTION,
+    VALIDATION_SEED,
+    FoldResult,
+    _means,
+    ranking_metrics,
+    without_items,
 )
 from recommender.scoring.fusion import fuse, stepwise_weights
 from recommender.scoring.learned import linear_user_scores

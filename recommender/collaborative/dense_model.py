@@ -92,12 +92,40 @@ class DenseCollaborativeModel:
         return np.asarray(vectors, dtype=np.float32) @ self.map_weights + self.map_intercept
 
     def item_factors(self, texts: Sequence[str]) -> np.ndarray:
-        """Predicted item factors of texts, embedded by the encoder the model was trained on (cached)."""
+        """Predicted item factors of texts, embedded by the encoder the model was trained on.
+
+        Both steps are cached on disk (the embedding cache, under this model's own id), so a corpus
+        scored before costs one lookup instead of a nearest-neighbour search over the training items.
+        """
+        from recommender.features.cache import text_hash
+
         if self._representation is None:
             from recommender.features import make_encoder_representation
 
             self._representation = make_encoder_representation(self.encoder_id)
-        return self.factors_for_vectors(self._representation.transform(list(texts)))
+        texts = list(texts)
+        cache = getattr(self._representation, "cache", None)
+        keys = [text_hash(text) for text in texts]
+        dimension = len(self.item_gram)
+        found = cache.lookup(self.cache_id, keys, dimension) if cache else {}
+        todo = [i for i, key in enumerate(keys) if key not in found]
+        if todo:
+            fresh = self.factors_for_vectors(self._representation.transform([texts[i] for i in todo]))
+            new = {keys[i]: row for i, row in zip(todo, fresh)}
+            if cache:
+                cache.store(self.cache_id, new)
+            found.update(new)
+        if not texts:
+            return np.zeros((0, dimension), dtype=np.float32)
+        return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    @property
+    def cache_id(self) -> str:
+        """The embedding cache's model id for this model's predicted factors (changes with the model)."""
+        import hashlib
+
+        digest = hashlib.sha256(json.dumps(self.provenance, sort_keys=True).encode()).hexdigest()[:16]
+        return f"{self.encoder_id}/factors/{self.map_kind}/{digest}"
 
     def user_vector(self, library_factors: np.ndarray) -> np.ndarray:
         """ALS fold-in: the user vector that best explains saving these items and no others."""

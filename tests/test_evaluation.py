@@ -230,3 +230,23 @@ def test_dense_vectors_of_a_bag_of_words_are_weighted_word_embeddings():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     assert vectors[0, 0] > vectors[0, 1] > 0 and vectors[0, 2] == 0  # tf (sublinear) × idf
     assert vectors[1].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_dense_report_has_every_rule_and_formats_as_a_table(citeulike_slice):
+    from recommender.evaluation.dense_protocol import evaluate_citeulike_dense
+    from recommender.evaluation.protocol import format_table
+
+    vectors = _projected_vectors(citeulike_slice)
+    index = {text: row for row, text in enumerate(citeulike_slice.texts)}
+
+    class Projected:
+        def transform(self, texts):
+            return vectors[[index[text] for text in texts]]
+
+    report = evaluate_citeulike_dense(citeulike_slice, Projected(), "projected-tfidf", folds=1, settings=FAST,
+                                      svm_users=5)
+    table = format_table(report)
+    assert report["features"] == "dense (projected-tfidf)"
+    for name in ("dense top5", "zotrec fused (shipped form)", "linear SVM (dense)"):
+        assert name in table, name
+    json.dumps(report)  # JSON-ready

@@ -250,3 +250,21 @@ def test_dense_report_has_every_rule_and_formats_as_a_table(citeulike_slice):
     for name in ("dense top5", "zotrec fused (shipped form)", "linear SVM (dense)"):
         assert name in table, name
     json.dumps(report)  # JSON-ready
+
+
+@pytest.mark.slow
+def test_dense_fold_zero_the_shipped_form_beats_every_peer_rule(shared):
+    """The claim of docs/evaluation.md on real data: fold 0 of citeulike-a, MiniLM features (embeds the titles once)."""
+    from recommender.evaluation.dense_protocol import dense_report_rows, run_dense_fold
+    from recommender.evaluation.protocol import settings_for
+    from recommender.features.dense import MODEL_ID, DenseRepresentation, dense_available
+
+    if not dense_available():
+        pytest.skip("the dense packages are not installed")
+    data = load_dataset(f"citeulike-a:{shared / 'data' / 'citeulike-a'}")
+    vectors = dense_report_rows(data, DenseRepresentation())
+    result = run_dense_fold(data, vectors, 0, item_cold_folds(data.n_items)[0], settings_for(data), MODEL_ID,
+                            "top5", svm_users=0)
+    recall = {name: values["recall@50"] for name, values in result.metrics.items()}
+    ours = recall.pop("zotrec fused (shipped form)")
+    assert ours > max(recall.values())

@@ -150,7 +150,7 @@ def test_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_libr
 
 
 def test_cli_default_aggregation_is_the_measured_one():
-    from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+    from recommender.scoring.fusion import DEFAULT_SCORING
     from zotero_bridge import cli as cli_module
 
-    assert cli_module.DEFAULT_AGGREGATION == DEFAULT_AGGREGATION
+    assert cli_module.DEFAULT_AGGREGATION == DEFAULT_SCORING

@@ -23,7 +23,6 @@ from recommender.batch.runner import (
     GroupSummary,
     Progress,
     _check_unique,
-    _shareable,
     score_libraries,
 )
 from recommender.items import LibraryItem
@@ -40,6 +39,17 @@ def partition_users(pairs: Sequence[tuple[str, Any]], partitions: int) -> list[l
     for user, source in pairs:
         parts[zlib.crc32(user.encode("utf-8")) % partitions].append((user, source))
     return parts
+
+
+def _check_picklable(scorer: BatchScorer) -> None:
+    """The scorer goes to the workers pickled: dense encoders and the embedding cache leave their
+    ONNX session and SQLite connection behind and open their own on first use in each worker."""
+    import pickle
+
+    try:
+        pickle.dumps(scorer)
+    except Exception as error:  # noqa: BLE001 (any failure to pickle means it cannot be shipped)
+        raise ValueError(f"this Recommender cannot be shipped to Dask workers ({error})") from None
 
 
 def _score_part(scorer: BatchScorer, pairs, load, path: str, fmt: str, group: bool) -> dict[str, Any]:
@@ -76,8 +86,7 @@ def score_libraries_dask(
 
     started = time.perf_counter()
     scorer = recommender if isinstance(recommender, BatchScorer) else BatchScorer(recommender, top_n=top_n)
-    if not _shareable(scorer.recommender):
-        raise ValueError("only tf-idf features can be shipped to Dask workers for now (use --features tfidf)")
+    _check_picklable(scorer)
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])
     out = Path(out_dir)

@@ -68,6 +68,7 @@ def evaluate_library_holdout(
     *,
     aggregation: str = DEFAULT_AGGREGATION,
     model=None,
+    representation="tfidf",
 ) -> HoldoutResult:
     """Hide the newest `holdout` items, score corpus + hidden items from the rest, report the hidden ranks."""
     kept, hidden = newest_items(items, holdout)
@@ -75,11 +76,12 @@ def evaluate_library_holdout(
     candidates = [paper for paper, dup in zip(corpus, duplicates) if not dup]
     candidates += [Paper(id=f"holdout:{item.key}", title=item.title, abstract=item.abstract or None)
                    for item in hidden]
-    recommender = Recommender(candidates, aggregation=aggregation, model=model)
+    recommender = Recommender(candidates, aggregation=aggregation, model=model, representation=representation)
     ranked = recommender.recommend(kept, top_n=0)
     rank_of = {rec.paper.id: rec.rank for rec in ranked}
     result = HoldoutResult(candidates=len(ranked), profile_items=len(kept),
-                           scoring="hybrid" if model is not None else f"content ({aggregation})")
+                           scoring=("fused" if getattr(model, "is_fusion", False) else "hybrid") if model is not None
+                           else f"content ({aggregation})")
     for item in hidden:
         rank = rank_of.get(f"holdout:{item.key}", len(ranked))
         result.hidden.append(HiddenRank(item.key, item.title, item.date_added, rank))

@@ -278,8 +278,8 @@ def format_table(report: dict) -> str:
             users = report["svm_sample"]["users_per_fold"]
             lines.append(f"-- on the same {users} sampled users per fold (the SVM is too slow for all):")
         for method, values in section.items():
-            if title and method not in ("linear SVM", f"content {report['aggregation']}",
-                                        "hybrid, ALS user", "hybrid, text user"):
+            if title and method not in report["svm_sample"].get("rows", (
+                    "linear SVM", f"content {report['aggregation']}", "hybrid, ALS user", "hybrid, text user")):
                 continue
             cells = "".join(f"{values[m][0]:>10.4f} ±{values[m][1]:.3f}" for m in metrics)
             lines.append(f"{method:<28}{cells}")

@@ -64,6 +64,10 @@ class EmbeddingCache:
         self._broken = False
         self._tables: set[str] = set()
 
+    def __getstate__(self) -> dict:
+        """Pickles without the connection (Dask workers): each process opens its own."""
+        return {**self.__dict__, "_connection": None}
+
     def _connect(self) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:
             return self._connection

@@ -99,6 +99,9 @@ def verify_sha256(path: Path, expected: str, fix: str = "reinstall zotrec") -> N
 class MiniLMEncoder:
     """Texts → unit-length 384-d rows: tokenise, run the int8 ONNX model, mean-pool, normalise."""
 
+    model_id = MODEL_ID  # keys the embedding cache and the models trained on these vectors
+    dimension = DIMENSION
+
     def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
                  *, threads: int = ENCODER_THREADS, batch_tokens: int = BATCH_TOKENS) -> None:
         self.model_path = Path(model_path) if model_path else None
@@ -107,6 +110,10 @@ class MiniLMEncoder:
         self.batch_tokens = batch_tokens
         self._session = None
         self._tokenizer = None
+
+    def __getstate__(self) -> dict:
+        """Pickles without the ONNX session and tokenizer (Dask workers): each process loads its own."""
+        return {**self.__dict__, "_session": None, "_tokenizer": None}
 
     def _load(self) -> None:
         if self._session is not None:
@@ -181,6 +188,7 @@ class DenseRepresentation:
         self.encoder = encoder or MiniLMEncoder()
         self.cache = (cache or EmbeddingCache()) if use_cache else None
         self.model_id = getattr(self.encoder, "model_id", MODEL_ID)
+        self.dimension = getattr(self.encoder, "dimension", DIMENSION)
         self.encoded = 0  # texts actually run through the model by this instance (the rest were cached)
 
     def fit(self, corpus_texts: Sequence[str]) -> DenseRepresentation:
@@ -195,7 +203,7 @@ class DenseRepresentation:
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         """Cached rows where the exact text was seen before; the model only for the others."""
         keys = [text_hash(text) for text in texts]
-        rows = np.zeros((len(keys), DIMENSION), dtype=np.float32)
+        rows = np.zeros((len(keys), self.dimension), dtype=np.float32)
         cached = self.cache.fill(self.model_id, keys, rows) if self.cache else np.zeros(len(keys), dtype=bool)
         todo = {key: text for key, text, hit in zip(keys, texts, cached) if not hit}
         if todo:

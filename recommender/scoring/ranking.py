@@ -37,6 +37,8 @@ class Recommender:
     aggregation : how item similarities make a paper's score ("max", "mean", "top3", …).
     model : a trained collaborative.CollaborativeModel; when given, scores are the hybrid
         (content blended with collaborative), and the reasons stay the content reasons.
+    fusion : a scoring.fusion.Fusion; when given, it makes the scores (content topK fused with
+        its other signals, its own collaborative model included) and `model` is not used.
     """
 
     release_encoder = True  # free a neural encoder before scoring (batch scoring keeps it for the next user)
@@ -51,6 +53,7 @@ class Recommender:
         corpus_rows=None,
         corpus_keys: CorpusKeys | None = None,
         incremental=None,
+        fusion=None,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -63,8 +66,11 @@ class Recommender:
             corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.corpus_rows = corpus_rows
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
-        self.model = model
-        self._corpus_factors = model.item_factors([paper.text for paper in self.corpus]) if model else None
+        if fusion is None and getattr(model, "is_fusion", False):
+            fusion, model = model, None
+        self.model = None if fusion is not None else model
+        self.fusion = fusion
+        self._corpus_factors = self.model.item_factors([paper.text for paper in self.corpus]) if self.model else None
         self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
         # an incremental.IncrementalScorer: the last run's rows and top-K values (dense rows only)
         self.incremental = incremental if isinstance(self.corpus_rows, np.ndarray) else None
@@ -101,11 +107,13 @@ class Recommender:
                     _release_encoder(self.representation)
                 values = top_values(rows, self.corpus_rows, self.aggregation)
             scores = values.scores(self.aggregation)
-        if self.model is not None:
+        owned = self._corpus_keys.owned(library)
+        if self.fusion is not None:
+            scores = self.fusion.scores(self, texts, scores, owned)
+        elif self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 
             scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
-        owned = self._corpus_keys.owned(library)
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         if top_n:
@@ -223,7 +231,9 @@ def recommend(
     representation: str | Representation = "tfidf",
     profile: Sequence[LibraryItem] | None = None,
     model=None,
+    fusion=None,
 ) -> list[Recommendation]:
     """Rank `corpus` for the user whose library is `library` (the one entry point)."""
-    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model)
+    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model,
+                              fusion=fusion)
     return recommender.recommend(library, top_n=top_n, profile=profile)

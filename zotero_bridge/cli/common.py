@@ -15,8 +15,10 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
-# recommender.scoring.aggregation.DEFAULT_AGGREGATION, repeated so --help needs no numpy (a test keeps them equal)
-DEFAULT_AGGREGATION = "top5"
+# recommender.scoring.fusion.DEFAULT_SCORING, repeated so --help needs no numpy (a test keeps them equal)
+DEFAULT_AGGREGATION = "learned"
+AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear model), max, mean or topK "
+                    "such as top3")
 
 log = logging.getLogger("zotrec")
 _NOTES: list[str] = []  # this run's notices, said as one line at the end (see `note`)
@@ -186,9 +188,10 @@ def load_corpus_papers(corpus_paths):
     return loaded.papers
 
 
-def build_recommender(corpus_paths, *, features: str, aggregation: str, model_path: str | None):
+def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None):
     """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
-    (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again."""
+    (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again.
+    `aggregation` and `model` come from `scoring` (a Fusion for "learned" and dense models)."""
     from recommender.corpus.store import resolve_corpus_path, zotrec_version
     from recommender.features import make_representation
     from recommender.scoring.prepared import prepare
@@ -197,8 +200,8 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model_pa
     files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
     if not all(file.is_file() for file in files):  # the reader gives the one-line error
         papers = load_corpus_papers(corpus_paths)
-        return Recommender(papers, aggregation=aggregation, representation=features, model=load_model(model_path))
-    representation = make_representation(features)
+        return Recommender(papers, aggregation=aggregation, representation=representation or features, model=model)
+    representation = representation or make_representation(features)
 
     def load():
         from recommender.corpus.readers import load_corpus
@@ -221,7 +224,7 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model_pa
 
         incremental = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
     return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
-                       model=load_model(model_path), corpus_rows=prepared.matrix,
+                       model=model, corpus_rows=prepared.matrix,
                        corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental)
 
 
@@ -241,18 +244,48 @@ def _say_title_only(papers) -> None:
              f"{title_only} of {len(papers)} corpus papers have no abstract: they are scored on their titles.")
 
 
-def load_model(model_path: str | None):
-    """The collaborative model at `model_path`, or None (content-only scoring, said once on stderr)."""
-    if not model_path:
-        note("content only (no --model)",
-             "No --model given: scoring on content only (train one with `zotrec train`).")
+def load_model(model_path: str | None, features: str | None = None):
+    """The collaborative model: `model_path` (either kind of `zotrec train` file), "none" for content
+    only, or by default the one shipped with zotrec when the features are dense (said once on stderr)."""
+    if model_path == "none":
         return None
+    if not model_path:
+        from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel
+
+        if features not in ("dense", "hybrid") or not SHIPPED_MODEL.exists():
+            note("content only", "Scoring on content only (the shipped collaborative part needs dense features).")
+            return None
+        model = DenseCollaborativeModel.load(SHIPPED_MODEL)
+        note("with the shipped collaborative part (--model none: off)",
+             f"Hybrid scoring with the collaborative part shipped with zotrec (trained on "
+             f"{model.provenance.get('data', 'unknown data')}; --model none turns it off).")
+        return model
+    import numpy as np
+
+    from recommender.collaborative.dense_model import DENSE_MODEL_FORMAT, DenseCollaborativeModel
     from recommender.collaborative.model import CollaborativeModel
 
-    model = CollaborativeModel.load(model_path)
+    try:
+        with np.load(model_path, allow_pickle=False) as data:
+            dense = "format" in data and str(data["format"]) == DENSE_MODEL_FORMAT
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"{model_path}: cannot read the model ({error})") from None
+    model = (DenseCollaborativeModel if dense else CollaborativeModel).load(model_path)
+    if dense and features not in ("dense", "hybrid"):
+        raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
     note(f"hybrid with {model_path}",
          f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
+
+
+def scoring(aggregation: str, model, features: str = "dense"):
+    """(aggregation, model) as the Recommender takes them: "learned" and dense models become a Fusion."""
+    from recommender.scoring.aggregation import parse_aggregation
+    from recommender.scoring.fusion import LEARNED, scoring_plan
+
+    if aggregation != LEARNED:
+        parse_aggregation(aggregation)
+    return scoring_plan(aggregation, model, features)
 
 
 def write_output(text: str, output: str | None, inputs=()) -> None:

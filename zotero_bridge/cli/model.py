@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from zotero_bridge.cli.common import (
+    DEFAULT_AGGREGATION,
     friendly_errors,
     load_corpus_papers,
     load_model,
     log,
     read_sources,
     run_inputs,
+    scoring,
     source_options,
     source_settings,
     write_output,
@@ -26,28 +28,53 @@ from zotero_bridge.cli.common import (
                                                   "Default: the profile default.")
 @click.option("--factors", type=click.IntRange(min=2), default=None, help="ALS factors (default 128).")
 @click.option("--seed", type=int, default=0, show_default=True, help="ALS random_state.")
+@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
+              help="dense: the model zotrec ships (dense → ALS factor kNN map; citeulike-a titles).")
 @friendly_errors
-def train_command(data_spec, output, aggregation, factors, seed):
+def train_command(data_spec, output, aggregation, factors, seed, features):
     """Train the collaborative model: ALS on who saved what, a text → factor map, a validated blend weight.
 
     \b
     Example:
         zotrec train --data citeulike-a:../shared/data/citeulike-a -o model.npz
         zotrec reading-list --library examples/library.bib --model model.npz
+        zotrec train --data citeulike-a:../shared/data/citeulike-a --features dense -o dense.npz
     """
     import time
 
     from recommender.collaborative.datasets import load_dataset
     from recommender.collaborative.model import ALSSettings
-    from recommender.evaluation.protocol import train_model
+    from recommender.evaluation.protocol import settings_for, train_model
     from recommender.formats.output import check_output_path
     from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 
     target = check_output_path(output, run_inputs(data_spec.partition(":")[2]))  # before hours of training
     started = time.perf_counter()
     settings = ALSSettings(random_state=seed, **({"factors": factors} if factors else {}))
-    model = train_model(load_dataset(data_spec), settings,
-                        aggregation or DEFAULT_AGGREGATION)
+    data = load_dataset(data_spec)
+    if features == "dense":
+        from recommender.evaluation.dense_protocol import dense_report_rows, train_dense_model
+        from recommender.features import make_representation
+        from recommender.features.dense import require_dense
+
+        require_dense()
+        representation = make_representation("dense")
+        vectors = dense_report_rows(data, representation)
+        model = train_dense_model(data, vectors, settings_for(data, settings), representation.model_id,
+                                  aggregation or "top5")
+        import datetime
+        import platform
+        from importlib.metadata import version
+
+        model.provenance.update({
+            "command": f"zotrec train --data {data.name}:FOLDER --features dense"
+                       + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else ""),
+            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "versions": {name: version(name) for name in ("implicit", "numpy", "scikit-learn")}
+                        | {"python": platform.python_version()},
+        })
+    else:
+        model = train_model(data, settings, aggregation or DEFAULT_AGGREGATION)
     model.save(target)  # the resolved path: a link is written through, never replaced
     log.info("Wrote %s (blend weight %.1f, %.0f s).", output, model.blend_weight, time.perf_counter() - started)
 
@@ -71,10 +98,12 @@ def evaluate_group() -> None:
 @click.option("--svm-users", type=click.IntRange(min=0), default=300, show_default=True,
               help="Users per fold for the per-user SVM peer (slow); 0 skips it.")
 @click.option("--factors", type=click.IntRange(min=2), default=None, help="ALS factors (default 128).")
+@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
+              help="dense: every rule on sentence embeddings, and zotrec's fused score (the shipped default).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @friendly_errors
-def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output):
+def evaluate_citeulike_command(data_spec, folds, svm_users, factors, features, fmt, output):
     """Item-cold K-fold evaluation: recall@20/50/100/300 and nDCG@50 of every rule, random floor beside.
 
     \b
@@ -88,7 +117,15 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, fmt, output
     from recommender.evaluation.protocol import evaluate_citeulike, format_table
 
     settings = ALSSettings(**({"factors": factors} if factors else {}))
-    report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
+    if features == "dense":
+        from recommender.evaluation.dense_protocol import evaluate_citeulike_dense
+        from recommender.features import make_representation
+
+        representation = make_representation("dense")
+        report = evaluate_citeulike_dense(load_dataset(data_spec), representation, representation.model_id,
+                                          folds=folds, settings=settings, svm_users=svm_users)
+    else:
+        report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_table(report)
     write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 
@@ -117,7 +154,7 @@ def evaluate_feedback_command(data_spec, fold, users, fmt, output):
 
     report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_feedback_table(report)
-    write_output(text, output)
+    write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 
 
 @evaluate_group.command("library")
@@ -126,8 +163,9 @@ def evaluate_feedback_command(data_spec, fold, users, fmt, output):
               help="Hide this many most recently added items and rank them among the corpus.")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
               help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
-@click.option("--aggregation", default=None, help="max, mean or topK. Default: the profile default.")
-@click.option("--model", "model_path", metavar="PATH", help="A collaborative model: evaluate the hybrid.")
+@click.option("--aggregation", default=None, help="As in reading-list. Default: the reading list's default.")
+@click.option("--model", "model_path", metavar="PATH|none",
+              help="As in reading-list: default the shipped collaborative part; 'none': content only.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @friendly_errors
 def evaluate_library_command(libraries, library_id, library_type, api_key, endpoint, holdout, corpus_paths,
@@ -142,12 +180,12 @@ def evaluate_library_command(libraries, library_id, library_type, api_key, endpo
     import json
 
     from recommender.evaluation.holdout import evaluate_library_holdout, format_holdout
-    from recommender.scoring.aggregation import DEFAULT_AGGREGATION, parse_aggregation
+    from recommender.features.dense import choose_features
 
-    aggregation = aggregation or DEFAULT_AGGREGATION
-    parse_aggregation(aggregation)
+    features = choose_features(None)
+    aggregation, model = scoring(aggregation or DEFAULT_AGGREGATION, load_model(model_path, features), features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     result = evaluate_library_holdout(read.items, load_corpus_papers(corpus_paths), holdout,
-                                      aggregation=aggregation, model=load_model(model_path))
+                                      aggregation=aggregation, model=model, representation=features)
     click.echo(json.dumps(dataclasses.asdict(result), indent=2) if fmt == "json" else format_holdout(result),
                nl=fmt == "json")

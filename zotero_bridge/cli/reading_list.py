@@ -5,12 +5,15 @@ from __future__ import annotations
 import click
 
 from zotero_bridge.cli.common import (
+    AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     build_recommender,
     friendly_errors,
     profile_for,
+    load_model,
     read_sources,
     run_inputs,
+    scoring,
     source_options,
     source_settings,
     write_output,
@@ -25,21 +28,22 @@ from zotero_bridge.cli.common import (
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many papers; 0 means every corpus paper.")
 @click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
-@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
-              help="How item similarities combine: max, mean or topK (mean of the K best).")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help=AGGREGATION_HELP + ".")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
-              help="Text features: tfidf, dense (MiniLM embeddings, cached; needs the 'embeddings' "
-                   "extra) or hybrid (both). Default: the best measured one that is installed.")
+              help="Text features: tfidf, dense (sentence embeddings, cached) or hybrid (both). "
+                   "Default: dense when it can load, else tfidf.")
+@click.option("--encoder", default=None, metavar="NAME", help="The sentence encoder of dense features (default minilm).")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv",
                                                    "bibtex", "ris", "csljson"]),
               default="table", show_default=True,
               help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed.")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
-@click.option("--model", "model_path", metavar="PATH",
-              help="A collaborative model (.npz from `zotrec train`): scores become the hybrid. Default: content only.")
+@click.option("--model", "model_path", metavar="PATH|none",
+              help="A collaborative model (.npz from `zotrec train`). Default: the one shipped with zotrec "
+                   "(dense features); 'none' scores on content only.")
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, features, fmt, output, model_path):
+                 aggregation, features, encoder, fmt, output, model_path):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
@@ -47,20 +51,20 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         zotrec reading-list --library examples/library.bib -n 10 --format markdown
         zotrec reading-list --library ~/Zotero/zotero.sqlite --format ris -o icml2025.ris
     """
+    from recommender.features import make_representation
     from recommender.features.dense import choose_features
-    from recommender.scoring.aggregation import parse_aggregation
     from zotero_bridge.render.reading_list import render_recommendations
 
-    parse_aggregation(aggregation)
     inputs = run_inputs(libraries, corpus_paths, model_path)
     if output not in (None, "-"):
         from recommender.formats.output import check_output_path
 
         check_output_path(output, inputs)  # before any work: a refused -o costs nothing
     features = choose_features(features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
-    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation,
-                                    model_path=model_path)
+    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
+                                    representation=make_representation(features, encoder))
     from zotero_bridge.feedback.reading import recommend_with_feedback
 
     recs = recommend_with_feedback(recommender, libraries, read.items, top_n,

@@ -7,12 +7,14 @@ import logging
 import click
 
 from zotero_bridge.cli.common import (
+    AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     friendly_errors,
     load_corpus_papers,
     load_model,
     log,
     run_inputs,
+    scoring,
 )
 
 
@@ -23,8 +25,9 @@ from zotero_bridge.cli.common import (
 @click.argument("more_libraries", nargs=-1, metavar="[PATH]...")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
               help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
-@click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
-@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help="As in reading-list: max, mean or topK.")
+@click.option("--model", "model_path", metavar="PATH|none",
+              help="A collaborative model (.npz from `zotrec train`). Default: the shipped one; 'none': content only.")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help=AGGREGATION_HELP + ".")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
@@ -53,12 +56,12 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
         zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
     """
     from recommender.features.dense import choose_features
-    from recommender.scoring.aggregation import parse_aggregation
     from zotero_bridge.cli.batch import BatchRequest, run_batch, summary_text
 
-    parse_aggregation(aggregation)
-    request = BatchRequest([*library_paths, *more_libraries], model=load_model(model_path),
-                           aggregation=aggregation, features=choose_features(features), top_n=top_n,
+    features = choose_features(features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
+    request = BatchRequest([*library_paths, *more_libraries], model=model,
+                           aggregation=aggregation, features=features, top_n=top_n,
                            output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)

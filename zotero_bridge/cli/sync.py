@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from zotero_bridge.cli.common import (
+    AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     DEFAULT_COLLECTION_NAME,
     friendly_errors,
     load_corpus_papers,
     load_model,
     log,
+    scoring,
     source_settings,
 )
 
@@ -29,11 +31,11 @@ from zotero_bridge.cli.common import (
 @click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
               help="The collection zotrec fills (found by name, created once); '/' makes a path: "
                    "'Reading/ICML 2025' is ICML 2025 inside Reading.")
-@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True,
-              help="How item similarities combine: max, mean or topK (as in reading-list).")
+@click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help=AGGREGATION_HELP + ".")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")
-@click.option("--model", "model_path", metavar="PATH", help="A collaborative model (.npz from `zotrec train`).")
+@click.option("--model", "model_path", metavar="PATH|none",
+              help="A collaborative model (.npz from `zotrec train`). Default: the shipped one; 'none': content only.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (add / keep / remove); send no write request.")
 @click.option("--save-config", is_flag=True,
               help="Also store the library id, type, endpoint and key in the config file (mode 0600).")
@@ -58,12 +60,12 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
         zotrec sync -n 20 --collection-name "Recommended · ICML 2025" --format json
     """
     from recommender.features.dense import choose_features
-    from recommender.scoring.aggregation import parse_aggregation
     from zotero_bridge.web.collection_path import parse_collection_path
     from zotero_bridge.web.sync import SyncRequest, render_sync_report, run_sync
 
-    parse_aggregation(aggregation)
     parse_collection_path(collection_name)
+    features = choose_features(features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
     settings = source_settings(library_id, library_type, api_key, endpoint)
     if save_config:
         from zotero_bridge.web.credentials import resolve_credentials
@@ -74,6 +76,5 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
                                                            "library_type": found.library_type,
                                                            "endpoint": found.endpoint}))
     request = SyncRequest(load_corpus_papers(corpus_paths), settings, collection_name, top_n=top_n, dry_run=dry_run,
-                          aggregation=aggregation, representation=choose_features(features),
-                          model=load_model(model_path))
+                          aggregation=aggregation, representation=features, model=model)
     click.echo(render_sync_report(run_sync(request), fmt), nl=False)

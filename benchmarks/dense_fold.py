@@ -1,0 +1,42 @@
+"""One item-cold fold on dense features: every peer rule and zotrec's fused score (what `zotrec evaluate citeulike
+--features dense` runs per fold), printed as recall@50 / recall@20 / nDCG@50 per rule.
+
+    python benchmarks/dense_fold.py citeulike-a:../shared/data/citeulike-a 128 top5 300 [fold]
+    # data spec, ALS factors, the topK inside the fusion, SVM users (0 skips the SVM), fold (default 0)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from recommender.collaborative.datasets import load_dataset  # noqa: E402
+from recommender.evaluation.dense_protocol import dense_report_rows, run_dense_fold  # noqa: E402
+from recommender.evaluation.protocol import item_cold_folds, settings_for  # noqa: E402
+from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
+
+
+def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0) -> None:
+    data = load_dataset(spec)
+    vectors = dense_report_rows(data, DenseRepresentation())
+    settings = settings_for(data)
+    settings.factors = factors
+    started = time.process_time()
+    result = run_dense_fold(data, vectors, fold, item_cold_folds(data.n_items)[fold], settings, MODEL_ID,
+                            aggregation, svm_users)
+    print(json.dumps({"fold": fold, "weights": result.blend_weights, "seconds": result.seconds,
+                      "cpu": time.process_time() - started}))
+    for name, values in result.metrics.items():
+        print(f"{name:40s} {values['recall@50']:.4f} {values['recall@20']:.4f} {values['ndcg@50']:.4f}")
+    for name, values in result.svm_sample.items():
+        print("svm-sample", f"{name:40s} {values['recall@50']:.4f}")
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *(int(a) for a in sys.argv[5:]))

@@ -1,0 +1,65 @@
+"""Does a scoring form keep a multi-topic library's topics? Counts the topics in the top N.
+
+A library item's topic is its first BibTeX keyword (examples/library.bib: normalizing flows, time
+series, …). Each recommended paper is given the topic of the library item it is most similar to
+(its first "because you saved …" reason). Prints, per form, how many of the library's topics
+appear in the top N and how many papers each topic gets.
+
+    python benchmarks/topic_coverage.py [library.bib] [corpus.jsonl] [N]
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
+from recommender.corpus.readers import load_corpus  # noqa: E402
+from recommender.scoring.fusion import Fusion, FusionWeights, default_weights  # noqa: E402
+from recommender.scoring.ranking import Recommender  # noqa: E402
+
+
+def library_topics(path: Path) -> tuple[list, dict[str, str]]:
+    """The library's items (via zotrec's BibTeX reader) and item key → first keyword."""
+    import bibtexparser
+
+    from zotero_bridge.sources.dispatch import read_library
+
+    items = read_library([str(path)]).items
+    with open(path, encoding="utf-8") as handle:
+        entries = bibtexparser.load(handle).entries
+    topics = {entry["ID"]: entry.get("keywords", "?").split(",")[0].strip() for entry in entries}
+    return items, topics
+
+
+def main(library: Path, corpus: Path, top_n: int) -> None:
+    items, topics = library_topics(library)
+    papers = load_corpus([corpus]).papers
+    model = DenseCollaborativeModel.load(SHIPPED_MODEL)
+    forms = {
+        "dense top5": None,
+        "fused, content only (default without a model)": Fusion(default_weights(None)),
+        "fused with the shipped collaborative part (default)": Fusion(default_weights(model), model),
+        "collaborative only": Fusion(FusionWeights(collaborative=1.0), model),
+    }
+    wanted = sorted(set(topics.get(item.key, "?") for item in items))
+    print(f"{library}: {len(items)} items, topics: {', '.join(wanted)}")
+    for name, fusion in forms.items():
+        recommender = Recommender(papers, representation="dense", fusion=fusion)
+        counts = collections.Counter(
+            topics.get(rec.reasons[0].item_key, "?") if rec.reasons else "?"
+            for rec in recommender.recommend(items, top_n=top_n))
+        covered = sum(1 for topic in wanted if counts[topic])
+        print(f"{name:52s} {covered}/{len(wanted)} topics in the top {top_n}: "
+              + ", ".join(f"{topic} {counts[topic]}" for topic in wanted))
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    main(Path(args[0]) if args else ROOT / "examples" / "library.bib",
+         Path(args[1]) if len(args) > 1 else ROOT.parent / "shared" / "data" / "icml2025" / "papers.jsonl",
+         int(args[2]) if len(args) > 2 else 20)

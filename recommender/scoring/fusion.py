@@ -1,0 +1,161 @@
+"""Score-level fusion: each signal (dense topK, tf-idf topK, the per-user linear model, the
+collaborative score) is ranked on its own, standardised per user over the candidates, then summed
+with weights chosen on validation.
+
+Fusing scores rather than similarities keeps each signal's own aggregation: averaging dense and
+tf-idf cosines before the topK (features/hybrid.py) gained nothing in docs/evaluation-features.md,
+while this form is what gained on CiteULike a, t and the ICML leave-out (docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from recommender.scoring.blend import standardise
+
+log = logging.getLogger(__name__)
+
+WEIGHT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+LEARNED = "learned"  # the aggregation name of the fused form: topK + tf-idf topK + the per-user linear model
+LEARNED_BASE = "top5"  # the topK inside it (also the source of the reasons)
+DEFAULT_SCORING = LEARNED  # chosen on CiteULike a, t and the ICML leave-out (docs/evaluation.md)
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """Weights of the signals besides the main content score (which has weight 1 − the rest).
+
+    lexical : tf-idf topK.   learned : the per-user linear model.   collaborative : the ALS part.
+    """
+
+    lexical: float = 0.0
+    learned: float = 0.0
+    collaborative: float = 0.0
+
+
+def default_weights(model=None) -> FusionWeights:
+    """The weights stored in a dense collaborative model (chosen with it on validation), else the
+    content-only weights measured in docs/evaluation.md."""
+    stored = (getattr(model, "provenance", None) or {}).get("fusion_weights")
+    if stored:
+        return FusionWeights(**{name: float(stored.get(name, 0.0)) for name in ("lexical", "learned", "collaborative")})
+    return CONTENT_WEIGHTS
+
+
+def scoring_plan(aggregation: str, model=None, features: str = "dense") -> tuple[str, object]:
+    """(the topK the Recommender aggregates with, what to pass as its `model`): a Fusion for
+    "learned" or a dense collaborative model, the old tf-idf model (or None) as it is otherwise.
+    On tf-idf features "learned" is plain topK (its extra signals are the dense model and tf-idf)."""
+    dense_model = getattr(model, "encoder_id", None) is not None
+    if aggregation == LEARNED and features == "tfidf" and not dense_model:
+        return LEARNED_BASE, model
+    if aggregation != LEARNED and not dense_model:
+        return aggregation, model
+    weights = default_weights(model if dense_model else None)
+    if aggregation != LEARNED:  # topK + the collaborative part only
+        total = max(weights.collaborative + (1.0 - weights.lexical - weights.learned - weights.collaborative), 1e-9)
+        weights = FusionWeights(collaborative=weights.collaborative / total)
+        return aggregation, Fusion(weights, model)
+    if not dense_model:
+        weights = FusionWeights(lexical=weights.lexical, learned=weights.learned)
+    return LEARNED_BASE, Fusion(weights, model if dense_model else None)
+
+
+def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+    """Σ weight·z(signal) over the signals with a weight > 0 (row by row for matrices)."""
+    total = None
+    for name, weight in weights.items():
+        if weight <= 0 or name not in signals:
+            continue
+        part = weight * standardise(signals[name])
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("no signal has a positive weight")
+    return total
+
+
+def stepwise_weights(
+    quality: Callable[[dict[str, float]], float], names: Sequence[str], base: str,
+    grid: Sequence[float] = WEIGHT_GRID,
+) -> dict[str, float]:
+    """Add one signal at a time to `base` with the validation-best share (ties: the smaller share).
+
+    With shares s_1…s_n chosen in turn, signal i ends with s_i·Π_{j>i}(1 − s_j), the base with
+    Π(1 − s_j): a greedy path, n·|grid| evaluations instead of |grid|^n.
+    """
+    weights = {base: 1.0}
+    for name in names:
+        results = {}
+        for share in grid:
+            trial = {key: value * (1.0 - share) for key, value in weights.items()} | {name: share}
+            results[share] = quality(trial)
+        best = max(results, key=lambda share: (round(results[share], 5), -share))
+        log.info("fusion %s: %s → %.1f", name, ", ".join(f"{s:.1f}:{q:.4f}" for s, q in results.items()), best)
+        weights = {key: value * (1.0 - best) for key, value in weights.items()} | {name: best}
+    return weights
+
+
+# Without a collaborative model: the content-only shares chosen in the shipped model's validation run (citeulike-a,
+# 20 % cold items, seed 7: tf-idf share 0.1, then the linear model's share 0.7), docs/evaluation.md.
+CONTENT_WEIGHTS = FusionWeights(lexical=0.03, learned=0.7)
+
+
+class Fusion:
+    """The fused score at run time: content topK (the Recommender's own), plus tf-idf topK, the
+    per-user linear model and the collaborative score, each z-scored, weighted by `weights`.
+
+    The reasons stay the content topK's ("because you saved …"): every signal but the
+    collaborative one is a similarity to the user's own items, and the weights keep content first.
+    """
+
+    is_fusion = True  # Recommender(model=Fusion(...)) takes it as its fusion (so BatchRequest.model can carry it)
+
+    def __init__(self, weights: FusionWeights, model=None, lexical_aggregation: str | None = None) -> None:
+        self.weights = weights
+        self.model = model
+        self.lexical_aggregation = lexical_aggregation
+        self._lexical = None  # (tf-idf representation fitted on the corpus, corpus rows)
+        self._corpus_factors = None
+
+    def signals(self, recommender, profile_texts: Sequence[str], content: np.ndarray,
+                owned: np.ndarray) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight, for one user."""
+        parts = {"content": content}
+        if self.weights.lexical > 0:
+            parts["lexical"] = self._lexical_scores(recommender, profile_texts)
+        if self.weights.learned > 0 and isinstance(recommender.corpus_rows, np.ndarray):
+            from recommender.scoring.learned import linear_user_scores
+
+            library_rows = np.asarray(recommender.representation.transform(list(profile_texts)))
+            parts["learned"] = linear_user_scores(library_rows, recommender.corpus_rows, recommender.corpus_rows,
+                                                  exclude=np.flatnonzero(owned))
+        if self.weights.collaborative > 0 and self.model is not None:
+            if self._corpus_factors is None:
+                self._corpus_factors = self.model.item_factors([paper.text for paper in recommender.corpus])
+            user = self.model.user_vector(self.model.item_factors(profile_texts))
+            parts["collaborative"] = self._corpus_factors @ user
+        return parts
+
+    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray) -> np.ndarray:
+        parts = self.signals(recommender, profile_texts, content, owned)
+        weights = {"lexical": self.weights.lexical, "learned": self.weights.learned,
+                   "collaborative": self.weights.collaborative}
+        weights = {name: weight for name, weight in weights.items() if name in parts}
+        weights["content"] = max(1.0 - sum(weights.values()), 0.0)
+        return fuse(parts, weights)
+
+    def _lexical_scores(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
+        from recommender.features.tfidf import TfidfRepresentation
+        from recommender.scoring.aggregation import aggregate
+
+        if self._lexical is None:
+            texts = [paper.text for paper in recommender.corpus]
+            representation = TfidfRepresentation().fit(texts)
+            self._lexical = (representation, representation.transform(texts))
+        representation, rows = self._lexical
+        aggregation = self.lexical_aggregation or recommender.aggregation
+        return aggregate(representation.transform(list(profile_texts)), rows, aggregation).scores

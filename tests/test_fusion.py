@@ -1,0 +1,165 @@
+"""Score-level fusion, the per-user linear model, and the dense collaborative model (no encoder needed:
+the vectors here are built by hand so the tests are fast and exact)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from recommender.collaborative.dense_model import (
+    DenseCollaborativeModel,
+    knn_factors,
+    train_dense_collaborative,
+)
+from recommender.collaborative.model import ALSSettings
+from recommender.errors import InputError
+from recommender.items import LibraryItem, Paper
+from recommender.scoring.fusion import (
+    CONTENT_WEIGHTS,
+    LEARNED,
+    LEARNED_BASE,
+    Fusion,
+    FusionWeights,
+    default_weights,
+    fuse,
+    scoring_plan,
+    stepwise_weights,
+)
+from recommender.scoring.learned import linear_user_scores
+from recommender.scoring.ranking import Recommender
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_fuse_standardises_each_signal_so_scale_does_not_matter():
+    a = np.array([[1.0, 2.0, 3.0]])
+    b = np.array([[300.0, 100.0, 200.0]])
+    fused = fuse({"a": a, "b": b}, {"a": 0.5, "b": 0.5})
+    assert fused == pytest.approx(fuse({"a": a * 1000, "b": b / 7}, {"a": 0.5, "b": 0.5}))
+    assert np.argmax(fuse({"a": a, "b": b}, {"a": 0.1, "b": 0.9})) == 0  # b's best wins when b dominates
+    assert np.argmax(fuse({"a": a, "b": b}, {"a": 0.9, "b": 0.1})) == 2
+    with pytest.raises(ValueError, match="no signal"):
+        fuse({"a": a}, {"a": 0.0})
+
+
+def test_stepwise_weights_finds_the_share_that_maximises_quality():
+    # quality peaks when "extra" has a share of 0.3 of the total
+    weights = stepwise_weights(lambda w: -abs(w.get("extra", 0.0) - 0.3), ["extra"], "base")
+    assert weights == pytest.approx({"base": 0.7, "extra": 0.3})
+    # a useless signal gets weight 0 (ties go to the smaller share)
+    assert stepwise_weights(lambda w: 1.0, ["extra"], "base")["extra"] == 0.0
+
+
+def test_linear_user_scores_prefer_the_users_direction():
+    rng = np.random.default_rng(0)
+    topic = _unit(rng.normal(size=(1, 16)))
+    library = _unit(topic + 0.3 * rng.normal(size=(8, 16)))
+    background = _unit(rng.normal(size=(300, 16)))
+    near, far = _unit(topic + 0.3 * rng.normal(size=(1, 16))), _unit(-topic + 0.3 * rng.normal(size=(1, 16)))
+    scores = linear_user_scores(library, background, np.vstack([near, far]))
+    assert scores[0] > scores[1]
+    # excluded rows are never drawn as negatives: excluding all but 5 leaves at most 5 negatives
+    assert linear_user_scores(library, background, near, exclude=np.arange(5, 300)).shape == (1,)
+
+
+def _toy_interactions(n_users=60, n_items=80, seed=0):
+    """Two communities: users 0..29 save items 0..39, users 30..59 save items 40..79; item vectors are
+    the community direction plus noise."""
+    rng = np.random.default_rng(seed)
+    rows, cols = [], []
+    for user in range(n_users):
+        block = 0 if user < n_users // 2 else 1
+        items = rng.choice(np.arange(block * n_items // 2, (block + 1) * n_items // 2), size=8, replace=False)
+        rows += [user] * len(items)
+        cols += list(items)
+    matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n_users, n_items))
+    directions = _unit(rng.normal(size=(2, 24)))
+    vectors = _unit(np.repeat(directions, n_items // 2, axis=0) + 0.4 * rng.normal(size=(n_items, 24)))
+    return matrix, vectors, directions
+
+
+@pytest.mark.parametrize("kind", ["knn", "ridge"])
+def test_dense_model_scores_the_users_community_first_and_round_trips(kind, tmp_path):
+    matrix, vectors, directions = _toy_interactions()
+    settings = ALSSettings(factors=8, iterations=8, map_regularization=0.1)
+    model = train_dense_collaborative(matrix, vectors, "toy-encoder", settings, map_kind=kind)
+    user = model.user_vector(model.factors_for_vectors(vectors[:5]))  # a library from community 0
+    new_papers = _unit(np.vstack([directions[0], directions[1]]))
+    scores = model.factors_for_vectors(new_papers) @ user
+    assert scores[0] > scores[1]
+    path = tmp_path / "model.npz"
+    model.provenance["fusion_weights"] = {"lexical": 0.1, "learned": 0.5, "collaborative": 0.2}
+    model.save(path)
+    loaded = DenseCollaborativeModel.load(path)
+    assert loaded.encoder_id == "toy-encoder" and loaded.map_kind == kind
+    reloaded = loaded.factors_for_vectors(new_papers) @ loaded.user_vector(loaded.factors_for_vectors(vectors[:5]))
+    assert np.argmax(reloaded) == np.argmax(scores)
+    assert np.allclose(reloaded, scores, rtol=0.05, atol=0.05 * np.abs(scores).max())
+    assert default_weights(loaded) == FusionWeights(lexical=0.1, learned=0.5, collaborative=0.2)
+    with np.load(path, allow_pickle=False) as data:  # loads without pickle
+        assert "provenance" in data
+
+
+def test_knn_factors_can_leave_each_item_out_of_its_own_neighbours():
+    vectors = _unit(np.eye(4) + 0.01)
+    factors = np.arange(8, dtype=np.float32).reshape(4, 2)
+    own = knn_factors(vectors, vectors, factors, k=1, temperature=0.05)
+    assert np.allclose(own, factors)  # nearest neighbour of each item is itself
+    left_out = knn_factors(vectors, vectors, factors, k=1, temperature=0.05, self_rows=np.arange(4))
+    assert not np.allclose(left_out, factors)
+
+
+def test_a_file_that_is_not_a_dense_model_is_a_one_line_error(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, format=np.array("something else"))
+    with pytest.raises(InputError, match="not a dense zotrec model"):
+        DenseCollaborativeModel.load(path)
+    (tmp_path / "broken.npz").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="cannot read the model"):
+        DenseCollaborativeModel.load(tmp_path / "broken.npz")
+
+
+def test_scoring_plan_turns_learned_and_dense_models_into_a_fusion():
+    assert scoring_plan("top3", None) == ("top3", None)
+    aggregation, fusion = scoring_plan(LEARNED, None)
+    assert aggregation == LEARNED_BASE and isinstance(fusion, Fusion)
+    assert fusion.weights == FusionWeights(lexical=CONTENT_WEIGHTS.lexical, learned=CONTENT_WEIGHTS.learned)
+    matrix, vectors, _ = _toy_interactions()
+    model = train_dense_collaborative(matrix, vectors, "toy-encoder", ALSSettings(factors=4, iterations=2))
+    model.provenance["fusion_weights"] = {"lexical": 0.1, "learned": 0.4, "collaborative": 0.2}
+    aggregation, fusion = scoring_plan("top3", model)
+    assert aggregation == "top3" and fusion.weights.learned == 0 and 0 < fusion.weights.collaborative < 1
+    assert scoring_plan(LEARNED, model)[1].weights == FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
+
+
+class _Words:
+    """A bag-of-words 'encoder' (deterministic, no model files): one dimension per known word."""
+
+    model_id = "test-words"
+    dimension = 8
+    WORDS = ("graph", "neural", "network", "protein", "folding", "bayesian", "optimisation", "kernel")
+
+    def encode(self, texts):
+        rows = np.array([[text.lower().count(word) for word in self.WORDS] for text in texts], dtype=np.float32)
+        rows += 1e-3
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_recommender_with_fusion_keeps_content_reasons(tmp_path):
+    from recommender.features.cache import EmbeddingCache
+    from recommender.features.dense import DenseRepresentation
+
+    papers = [Paper(id="g", title="Graph neural network pooling"), Paper(id="p", title="Protein folding kernels"),
+              Paper(id="b", title="Bayesian optimisation"), Paper(id="n", title="Neural network pruning")]
+    library = [LibraryItem(key="A", title="Graph neural network message passing"),
+               LibraryItem(key="B", title="Neural network training")]
+    representation = DenseRepresentation(_Words(), EmbeddingCache(tmp_path / "cache.sqlite3"))
+    recommender = Recommender(papers, representation=representation, aggregation=LEARNED_BASE,
+                              model=Fusion(FusionWeights(lexical=0.2, learned=0.5)))
+    assert recommender.fusion is not None and recommender.model is None
+    recs = recommender.recommend(library, top_n=4)
+    assert recs[0].paper.id in ("g", "n") and {r.paper.id for r in recs[:2]} == {"g", "n"}
+    assert recs[0].reasons and recs[0].reasons[0].item_key in ("A", "B")

@@ -85,15 +85,15 @@ def _balanced(text: str) -> bool:
 
 
 def to_bibtex(recs: Sequence[Recommendation]) -> str:
-    import bibtexparser
-    from bibtexparser import model
+    from bibtexparser.bibdatabase import BibDatabase
+    from bibtexparser.bwriter import BibTexWriter
 
-    blocks, used = [], set()
+    database, used = BibDatabase(), set()
     for rec in recs:
         paper = rec.paper
-        kind, key = "inproceedings" if is_conference(paper) else "article", _entry_key(paper, used)
-        entry = {"title": bibtex_escape(paper.title), "note": bibtex_escape(reasons_note(rec)),
-                 "keywords": EXPORT_TAG}
+        entry = {"ENTRYTYPE": "inproceedings" if is_conference(paper) else "article",
+                 "ID": _entry_key(paper, used), "title": bibtex_escape(paper.title),
+                 "note": bibtex_escape(reasons_note(rec)), "keywords": EXPORT_TAG}
         if paper.authors:
             entry["author"] = " and ".join(bibtex_escape(", ".join(p for p in split_name(a) if p))
                                            for a in paper.authors)
@@ -107,10 +107,11 @@ def to_bibtex(recs: Sequence[Recommendation]) -> str:
             entry["doi"] = paper.doi
         if paper.url:
             entry["url"] = paper.url
-        blocks.append(model.Entry(kind, key, [model.Field(name, value) for name, value in entry.items()]))
-    layout = bibtexparser.BibtexFormat()
-    layout.indent = "  "
-    return bibtexparser.write_string(bibtexparser.Library(blocks), bibtex_format=layout)  # in ranking order
+        database.entries.append(entry)
+    writer = BibTexWriter()
+    writer.order_entries_by = None  # keep the ranking order
+    writer.indent = "  "
+    return writer.write(database)
 
 
 def to_ris(recs: Sequence[Recommendation]) -> str:

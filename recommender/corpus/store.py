@@ -143,12 +143,9 @@ def stored_from_json(data: Any, path: Path) -> StoredCorpus:
 
 def json_rows(text: str, path: Path) -> list[dict[str, Any]]:
     """Paper rows of a .json corpus file: a stored zotrec corpus, or a plain JSON list of objects."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to be a corpus", path=path) from None
+    from recommender.formats.textfile import load_json
+
+    data = load_json(text, path, "a corpus")
     rows = data if isinstance(data, list) else stored_from_json(data, path).papers
     return [row if isinstance(row, dict) else {} for row in rows]
 

@@ -120,26 +120,10 @@ class EmbeddingCache:
 
     def lookup(self, model: str, hashes: Sequence[bytes], dimension: int) -> dict[bytes, np.ndarray]:
         """The cached vectors among `hashes`; a row of the wrong size counts as missing."""
-        connection = self._connect()
-        found: dict[bytes, np.ndarray] = {}
-        if connection is None:
-            return found
-        wanted = {_split(key)[0]: key for key in hashes}
-        keys = list(wanted)
-        try:
-            table = self._table(connection, model, create=False)
-            for start in range(0, len(keys) if table else 0, _LOOKUP_CHUNK):
-                chunk = keys[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = connection.execute(f'SELECT key, rest, vector FROM "{table}" WHERE key IN ({marks})', chunk)
-                for key, rest, blob in rows:
-                    full = wanted[key]
-                    if rest == full[8:] and len(blob) == 4 * dimension:
-                        found[full] = np.frombuffer(blob, dtype="<f4")
-        except sqlite3.Error as error:
-            self._give_up("cannot be read", error)
-            return {}
-        return found
+        hashes = list(hashes)
+        rows = np.zeros((len(hashes), dimension), dtype=np.float32)
+        found = self.fill(model, hashes, rows)
+        return {key: rows[index] for index, key in enumerate(hashes) if found[index]}
 
     def fill(self, model: str, hashes: Sequence[bytes], out: np.ndarray) -> np.ndarray:
         """Write the cached vectors of `hashes` into the rows of `out` (n × dimension, float32) as they

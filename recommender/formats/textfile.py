@@ -67,3 +67,15 @@ def read_text(path: str | Path) -> str:
     if not text.strip():
         raise InputError("file is empty", path=path)
     return text
+
+
+def load_json(text: str, path: str | Path, what: str):
+    """JSON text → data; invalid or absurdly nested JSON is one InputError naming the file (and line)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply to be {what}", path=path) from None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from recommender.errors import InputError
 from recommender.formats.bibtex import parse_bibtex
-from recommender.formats.textfile import read_text
+from recommender.formats.textfile import load_json, read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
 from zotero_bridge.sources.zotero_json import (
@@ -173,12 +173,7 @@ def _ris_item(record: Mapping, where: str, number: int) -> LibraryItem | Skipped
 
 
 def _read_csljson(text: str, path: Path) -> list[LibraryItem | Skipped]:
-    try:
-        rows = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to be a library", path=path) from None
+    rows = load_json(text, path, "a library")
     if isinstance(rows, dict):
         rows = rows.get("items", [rows])
     if not isinstance(rows, list):

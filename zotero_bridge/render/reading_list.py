@@ -120,10 +120,19 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
     for rec in recs:
         paper = rec.paper
         body = _plain(paper.title) + (f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
-        body += f"\n{_plain(paper.url)}" if paper.url else ""
+        body += f"\n{_plain(_short_url(paper.url))}" if paper.url else ""
         table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body),
                       Text("\n".join(f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons)))
     return _rich_to_text(table, width)
+
+
+def _short_url(url: str) -> str:
+    """A link without its scheme: 'openreview.net/forum?id=…' fits a narrow column unbroken (terminals
+    still recognise it), where the full https:// form would be folded over two lines."""
+    for prefix in ("https://", "http://"):
+        if url.startswith(prefix):
+            return url[len(prefix):].removeprefix("www.")
+    return url
 
 
 def _plain(text: str) -> str:

@@ -110,3 +110,15 @@ def test_notices_are_one_line_unless_verbose(tmp_path):
     assert verbose.stderr.strip().count("\n") >= 2
     silent = CliRunner().invoke(cli, ["-q", *args])
     assert silent.stderr == ""
+
+
+def test_the_page_header_says_what_was_ranked_and_how():
+    library = str(REPO / "examples" / "library.bib")
+    shipped = CliRunner().invoke(cli, ["-q", "reading-list", "--library", library, "-n", 2, "--format", "html"])
+    assert shipped.exit_code == 0, shipped.output
+    assert "the bundled ICML 2025 list with the seed abstracts" in shipped.stdout
+    assert re.search(r"Model: <b>dense top5 fused with [^<]*collaborative part \(trained on citeulike-a\)",
+                     shipped.stdout)
+    plain = CliRunner().invoke(cli, ["-q", "reading-list", "--library", library, "-n", 2, "--format", "html",
+                                     "--model", "none", "--aggregation", "top5"])
+    assert plain.exit_code == 0 and "Model: <b>content only</b>" in plain.stdout

@@ -235,3 +235,37 @@ def test_retry_after_as_an_http_date():
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 <= retry_after(later) <= 30
     assert retry_after("12") == 12.0 and retry_after("soon") is None and retry_after(None) is None
+
+
+def test_a_server_that_never_answers_costs_the_deadline_not_minutes():
+    """It accepts the connection and says nothing: one try of at most the deadline, then one clear error."""
+    import socket
+    import threading
+
+    from recommender.corpus.http import FetchError, FetchSettings, FetchStats, Http
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+    waits: list[float] = []
+    settings = FetchSettings(deadline=0.5, sleep=waits.append)
+    try:
+        with Http(settings, FetchStats()) as http, pytest.raises(FetchError) as raised:
+            http.get_json(f"http://127.0.0.1:{listener.getsockname()[1]}/notes")
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+    assert "gave up after" in str(raised.value) and "ZOTREC_DEADLINE_S" in str(raised.value)
+    assert waits == []  # no backoff wait was started past the deadline
+
+
+def test_the_deadline_comes_from_the_environment(monkeypatch):
+    from recommender.corpus.http import DEADLINE_S, FetchSettings
+
+    monkeypatch.setenv("ZOTREC_DEADLINE_S", "7.5")
+    assert FetchSettings().deadline == 7.5
+    monkeypatch.setenv("ZOTREC_DEADLINE_S", "soon")
+    assert FetchSettings().deadline == DEADLINE_S

@@ -43,6 +43,21 @@ class AccessRefused(FetchError):
     """The service wants a login (401/403) or a browser (an HTML challenge page instead of JSON)."""
 
 
+DEADLINE_S = 60.0  # the most one call may take, retries included, while the server does not answer
+DEADLINE_ENV = "ZOTREC_DEADLINE_S"
+
+
+def default_deadline() -> float:
+    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds (every server zotrec asks)."""
+    import os
+
+    try:
+        value = float(os.environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        return DEADLINE_S
+    return value if value > 0 else DEADLINE_S
+
+
 @dataclass
 class FetchSettings:
     """How hard and how fast to ask. `sleep` is injectable so tests can record waits instead of waiting."""
@@ -53,6 +68,7 @@ class FetchSettings:
     backoff: float = 1.0
     max_wait: float = 300.0
     timeout: float = 60.0
+    deadline: float = field(default_factory=default_deadline)  # tries of a server that does not answer, in all
     show_progress: bool = False
     sleep: Callable[[float], None] = time.sleep
 
@@ -75,7 +91,7 @@ class Http:
         self.settings, self.stats = settings, stats
         self._lock = threading.Lock()
         self.client = httpx.Client(
-            timeout=settings.timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT},
+            timeout=min(settings.timeout, settings.deadline), follow_redirects=True, headers={"User-Agent": USER_AGENT},
             limits=httpx.Limits(max_connections=max(1, settings.concurrency)),
         )
         self._progress: Any = None
@@ -220,9 +236,11 @@ class Http:
         import httpx
 
         settings = self.settings
+        spent = 0.0  # seconds of tries and waits; the injected sleep counts as it claims
         for number in range(settings.retries + 1):
             with self._lock:
                 self.stats.requests += 1
+            started = time.monotonic()
             try:
                 return attempt()
             except _Retry as problem:
@@ -231,10 +249,14 @@ class Http:
                 raise FetchError(f"{url}: {error}") from None
             except httpx.TransportError as error:  # refused, timed out, or the body was cut short
                 reason, wait = f"{type(error).__name__}: {error}", None
+            spent += time.monotonic() - started
             if number == settings.retries:
                 raise FetchError(f"{url}: {reason} after {number + 1} tries")
-            if wait is None:
+            if wait is None:  # no answer, or an error without a wait: our backoff, within the deadline
                 wait = settings.backoff * 2**number * (1 + random.random() / 4)
+                if spent + wait > settings.deadline:
+                    raise FetchError(f"{url}: {reason}; gave up after {spent:.0f} s of {number + 1} tries "
+                                     f"(the deadline is {settings.deadline:.0f} s; {DEADLINE_ENV} changes it)")
             if wait > settings.max_wait:
                 raise FetchError(f"{url}: the server asks to wait {wait:.0f} s (Retry-After); "
                                  "try again later")
@@ -244,6 +266,7 @@ class Http:
                 self.stats.waited += wait
                 self.stats.waits.append(wait)
             settings.sleep(wait)
+            spent += wait
         raise AssertionError("unreachable")
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from recommender.corpus.http import default_deadline  # one deadline rule for every server
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.web.credentials import Credentials, redact
 
@@ -24,21 +25,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 REQUEST_TIMEOUT_S = 20
-DEADLINE_S = 60.0  # the most one API call may take, retries included, when the server does not answer
-DEADLINE_ENV = "ZOTREC_DEADLINE_S"
-
-
-def default_deadline() -> float:
-    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds."""
-    import os
-
-    try:
-        value = float(os.environ.get(DEADLINE_ENV, ""))
-    except ValueError:
-        return DEADLINE_S
-    return value if value > 0 else DEADLINE_S
-
-
 class ZoteroAccessError(BridgeError):
     """The key is wrong, lacks a permission, or the library does not exist."""
 

@@ -10,7 +10,6 @@ refused for vectors of another encoder.
 from __future__ import annotations
 
 import json
-import os
 import time
 import zipfile
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from recommender.collaborative.model import ALSSettings, confidence, fit_als
+from recommender.collaborative.model import ALSSettings, confidence, fit_als, save_npz_atomic
 from recommender.errors import InputError
 
 DENSE_MODEL_FORMAT = "zotrec-collaborative-dense-1"
@@ -157,9 +156,7 @@ class DenseCollaborativeModel:
         else:
             arrays["map_weights"] = self.map_weights.astype(np.float16)
             arrays["map_intercept"] = self.map_intercept.astype(np.float32)
-        temporary = path.with_name(f".{path.name}.tmp{os.getpid()}.npz")
-        np.savez_compressed(temporary, **arrays)
-        temporary.replace(path)
+        save_npz_atomic(path, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> DenseCollaborativeModel:

@@ -196,9 +196,7 @@ class CollaborativeModel:
             "idf_values": self.idf[seen],
             "idf_unseen": np.array(self.idf.max()),
         }
-        temporary = path.with_name(f".{path.name}.tmp{os.getpid()}.npz")
-        np.savez_compressed(temporary, **arrays)
-        temporary.replace(path)
+        save_npz_atomic(path, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> CollaborativeModel:
@@ -284,3 +282,10 @@ def train_collaborative(
     model.provenance["seconds"] = round(time.perf_counter() - started, 2)
     log.debug("trained in %.1f s", model.provenance["seconds"])
     return model
+
+
+def save_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """A model file appears whole or not at all: written beside the target, then renamed over it."""
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}.npz")
+    np.savez_compressed(temporary, **arrays)
+    temporary.replace(path)

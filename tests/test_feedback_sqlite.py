@@ -144,3 +144,22 @@ def test_the_local_api_shows_the_same_fates(httpserver, corpus_file, tmp_path):
     assert result.exit_code == 0, result.output
     ids = [row["id"] for row in json.loads(result.stdout)]
     assert before[0] not in ids and before[1] not in ids and before[2] in ids  # trashed, kept (a note), untouched
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "csv", "table"])
+def test_every_format_shows_what_the_feedback_did(tmp_path, corpus_file, fmt):
+    plain = tmp_path / "plain.sqlite"
+    build(plain, {})
+    trashed, moved, annotated = [row["id"] for row in reading_list(plain, corpus_file)][:3]
+    path = tmp_path / "zotero.sqlite"
+    build(path, {trashed: {"trashed": True}, moved: {"moved": True, "removed": True}, annotated: {"annotated": True}})
+    lines = [line for row in reading_list(path, corpus_file) for line in row.get("feedback", [])]
+    assert lines  # the JSON rows carry them: every other format must show the same
+    result = CliRunner(env={"COLUMNS": "1000"}).invoke(cli, [  # a table wide enough not to fold a line
+        "reading-list", "--library", str(path), "--corpus", str(corpus_file), "-n", "10", "--features", "tfidf",
+        "--format", fmt])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    for line in lines:
+        shown = line.replace("'", "&#x27;") if fmt == "html" else line
+        assert shown in text, (fmt, line)

@@ -120,6 +120,8 @@ def _paper(rec: Recommendation, best: float) -> str:
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
     why = f'<div class="why">Because you saved:<ul>{reasons}</ul></div>' if reasons else ""
+    learned = "".join(f"<li>{html_text(line)}</li>" for line in rec.feedback)
+    why += f'<div class="why">Feedback:<ul>{learned}</ul></div>' if learned else ""
     derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""
     return (f'<li class="paper"><div class="rank">{rec.rank}</div><div>'
             f'<h2>{html_link(paper.title, paper.url)}{derived}</h2>'

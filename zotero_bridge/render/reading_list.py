@@ -69,15 +69,24 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
     raise ValueError(f"unknown format '{fmt}'")
 
 
+def feedback_text(rec: Recommendation) -> str:
+    """What the user's feedback did to this paper ('like 'X', which you kept; …'), one line."""
+    return "; ".join(rec.feedback)
+
+
 def _csv(recs: Sequence[Recommendation]) -> str:
+    """A `feedback` column is appended only when some paper carries feedback, so lists made without any keep
+    the columns (and bytes) they always had."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"])
+    with_feedback = any(rec.feedback for rec in recs)
+    writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"]
+                    + (["feedback"] if with_feedback else []))
     for rec in recs:
         row = recommendation_row(rec)
-        writer.writerow([spreadsheet_safe(cell) for cell in (
-            row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
-            row["year"] or "", row["url"] or "", reasons_text(rec))])
+        cells = [row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
+                 row["year"] or "", row["url"] or "", reasons_text(rec)]
+        writer.writerow([spreadsheet_safe(cell) for cell in cells + ([feedback_text(rec)] if with_feedback else [])])
     return out.getvalue()
 
 
@@ -94,6 +103,8 @@ def _markdown(recs: Sequence[Recommendation], title: str) -> str:
             lines.append(f"   {markdown_text(_authors_short(paper.authors))}")
         if rec.reasons:
             lines.append(f"   Because you saved: {markdown_text(reasons_text(rec))}")
+        if rec.feedback:
+            lines.append(f"   Feedback: {markdown_text(feedback_text(rec))}")
         lines.append("")
     return "\n".join(lines)
 
@@ -121,8 +132,9 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
         paper = rec.paper
         body = _plain(paper.title) + (f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
         body += f"\n{_plain(_short_url(paper.url))}" if paper.url else ""
-        table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body),
-                      Text("\n".join(f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons)))
+        why = [f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons]
+        why += [f"feedback: {_plain(line)}" for line in rec.feedback]
+        table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
     return _rich_to_text(table, width)
 
 

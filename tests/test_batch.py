@@ -240,7 +240,7 @@ def test_group_summary_counts_users_and_mean_ranks(lab, tmp_path):
     for row in rows:
         expected.setdefault(row["id"], []).append(int(row["rank"]))
     group = list(csv.DictReader((tmp_path / "scores.group.csv").open()))
-    assert {g["id"]: (int(g["users"]), float(g["mean_rank"])) for g in group} == \
+    assert {g["id"]: (int(g["users"]), float(g["mean_rank"])) for g in group if int(g["users"])} == \
            {pid: (len(ranks), round(sum(ranks) / len(ranks), 2)) for pid, ranks in expected.items()}
     counts = [int(g["users"]) for g in group]
     assert counts == sorted(counts, reverse=True) and max(counts) > 1
@@ -339,3 +339,42 @@ def test_dask_local_cluster_writes_the_same_rows_and_summary(lab, tmp_path):
 def test_dask_needs_an_output_folder(lab):
     result = score("--libraries", lab, "--scheduler", "local")
     assert result.exit_code == 1 and "--scheduler needs --out FOLDER" in result.output
+
+
+def test_group_summary_counts_savers_as_the_group_signal_does(tmp_path):
+    """`saved_by` is the group signal's count ("saved by N members of <group>"), by the same rule that
+    reading-list and sync apply to a Zotero group library (zotero_bridge.feedback.learn.member_counts)."""
+    from recommender.corpus.readers import load_corpus
+    from zotero_bridge.feedback.learn import member_counts
+
+    from .test_sync import corpus_rows
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in corpus_rows(30)), encoding="utf-8")
+    papers = load_corpus([corpus]).papers
+    a, b, c = papers[:3]
+    saves = {"m1": [a, b], "m2": [a], "m3": [a, c], "m4": []}
+    folder = tmp_path / "Lab"
+    folder.mkdir()
+    for user, saved in saves.items():
+        rows = [{"key": f"{user}{n}", "title": p.title.upper() + "."} for n, p in enumerate(saved)]
+        rows.append({"key": f"{user}x", "title": "Message passing and oversmoothing in deep graph networks"})
+        (folder / f"{user}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    args = ("score", "--features", "tfidf", "--corpus", corpus, "--libraries", folder, "-n", 5, "--out", out,
+            "--group-summary")
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    group = {g["id"]: g for g in csv.DictReader((tmp_path / "scores.group.csv").open())}
+    creators = {f"{user}{n}": number for number, (user, saved) in enumerate(saves.items()) for n in range(len(saved))}
+    items = {f"{user}{n}": {"title": p.title.upper() + "."} for user, saved in saves.items() for n, p in enumerate(saved)}
+    expected, _ = member_counts(creators, items, papers, me=None)
+    assert expected == {a.id: 3, b.id: 1, c.id: 1}
+    assert {pid: int(g["saved_by"]) for pid, g in group.items() if int(g["saved_by"])} == expected
+    assert group[a.id]["group_note"] == "saved by 3 members of Lab"
+    assert group[b.id]["group_note"] == "saved by 1 member of Lab"
+    assert "saved by 3 members of Lab" in result.output  # the summary printed at the end
+    # a resumed run reads the done users' libraries again for their saves: the same summary
+    (tmp_path / "scores.group.csv").unlink()
+    assert run(*args).exit_code == 0
+    assert {g["id"]: g for g in csv.DictReader((tmp_path / "scores.group.csv").open())} == group

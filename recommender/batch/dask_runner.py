@@ -59,7 +59,7 @@ def _score_part(scorer: BatchScorer, pairs, load, path: str, fmt: str, group: bo
                               "failures": summary.failures}
     if summary.group is not None:
         result.update(members=summary.group.members, users=summary.group.users,
-                      rank_sums=summary.group.rank_sums)
+                      rank_sums=summary.group.rank_sums, saved=summary.group.saved)
     return result
 
 
@@ -73,6 +73,7 @@ def score_libraries_dask(
     fmt: str = "csv",
     top_n: int = DEFAULT_TOP_N,
     group_summary: bool = False,
+    group_name: str = "",
     partition_size: int = DEFAULT_PARTITION_USERS,
     progress: Progress | None = None,
 ) -> BatchSummary:
@@ -102,7 +103,7 @@ def score_libraries_dask(
         for number, part in enumerate(parts) if part
     }
     summary = BatchSummary(users=len(pairs), papers=len(scorer.corpus), output=out)
-    group = GroupSummary(scorer.corpus) if group_summary else None
+    group = GroupSummary(scorer.corpus, group_name) if group_summary else None
     done = 0
     for future in as_completed(futures):
         result = future.result()
@@ -114,6 +115,7 @@ def score_libraries_dask(
             group.members += result["members"]
             group.users += np.asarray(result["users"])
             group.rank_sums += np.asarray(result["rank_sums"])
+            group.saved += np.asarray(result["saved"])
         done += futures[future]
         if progress:
             progress(done, summary.users)

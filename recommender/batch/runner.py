@@ -19,6 +19,7 @@ import numpy as np
 from recommender.batch.output import ScoreWriter, render_user_block
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
+from recommender.scoring.feedback import corpus_matcher, group_note
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ class BatchScorer:
         self.top_n = top_n
         self.corpus = recommender.corpus
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
+        self._match = corpus_matcher(self.corpus)
+
+    def saved(self, library: Sequence[LibraryItem]) -> np.ndarray:
+        """Corpus indices of the papers this user saved, by the group signal's rule (DOI or normalised title)."""
+        found = {self.index_of[paper] for item in library if (paper := self._match(item.doi, item.title))}
+        return np.array(sorted(found), dtype=np.int64)
 
     def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
         """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
@@ -46,20 +53,29 @@ class BatchScorer:
 
 
 class GroupSummary:
-    """Per paper: how many users have it in their top K, and its mean rank among them."""
+    """Per paper: how many users have it in their top K and its mean rank among them, and how many users saved
+    it already (the group signal's count: "saved by 3 members of <group>")."""
 
-    def __init__(self, corpus: Sequence[Paper]) -> None:
+    def __init__(self, corpus: Sequence[Paper], name: str = "") -> None:
         self.corpus = list(corpus)
+        self.name = name
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
         self.users = np.zeros(len(self.corpus), dtype=np.int64)
         self.rank_sums = np.zeros(len(self.corpus), dtype=np.float64)
+        self.saved = np.zeros(len(self.corpus), dtype=np.int64)
         self.members = 0
 
-    def add(self, indices: np.ndarray, ranks: np.ndarray) -> None:
-        """One user's papers (corpus indices) and their ranks."""
+    def add(self, indices: np.ndarray, ranks: np.ndarray, saved: np.ndarray | None = None) -> None:
+        """One user's papers (corpus indices) and their ranks, and the corpus papers in their library."""
         self.members += 1
         np.add.at(self.users, indices, 1)
         np.add.at(self.rank_sums, indices, ranks)
+        self.add_saved(saved)
+
+    def add_saved(self, saved: np.ndarray | None) -> None:
+        """The corpus papers one user saved (a resumed user's library is read again for this alone)."""
+        if saved is not None and len(saved):
+            self.saved[saved] += 1
 
     def add_row(self, row: Mapping[str, Any]) -> None:
         """A row read back from an earlier run's file (members are counted by `add_member`)."""
@@ -69,16 +85,20 @@ class GroupSummary:
             self.rank_sums[index] += int(row["rank"])
 
     def rows(self) -> list[dict[str, Any]]:
-        """Papers anyone has in their top K: most users first, then lower mean rank, then corpus order."""
+        """Papers anyone has in their top K (most users first, then lower mean rank, then corpus order), then
+        papers only saved (most savers first): a paper is not recommended to those who have it."""
         picked = np.flatnonzero(self.users)
         mean_ranks = self.rank_sums[picked] / self.users[picked]
-        order = np.lexsort((picked, mean_ranks, -self.users[picked]))
+        order = picked[np.lexsort((picked, mean_ranks, -self.users[picked]))]
+        only_saved = np.flatnonzero((self.users == 0) & (self.saved > 0))
+        order = np.concatenate([order, only_saved[np.lexsort((only_saved, -self.saved[only_saved]))]])
+        mean = dict(zip(picked.tolist(), mean_ranks.tolist()))
         return [
-            {"id": self.corpus[picked[i]].id, "title": self.corpus[picked[i]].title,
-             "users": int(self.users[picked[i]]),
-             "share": round(float(self.users[picked[i]]) / max(self.members, 1), 4),
-             "mean_rank": round(float(mean_ranks[i]), 2)}
-            for i in order
+            {"id": self.corpus[i].id, "title": self.corpus[i].title, "users": int(self.users[i]),
+             "share": round(float(self.users[i]) / max(self.members, 1), 4),
+             "mean_rank": round(mean[i], 2) if i in mean else "", "saved_by": int(self.saved[i]),
+             "group_note": group_note(int(self.saved[i]), self.name) if self.saved[i] else ""}
+            for i in order.tolist()
         ]
 
 
@@ -91,6 +111,7 @@ class UserResult:
     indices: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     error: str | None = None
+    saved: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # corpus papers in the library
 
 
 @dataclass
@@ -124,7 +145,7 @@ def score_user(job: _Job, user: str, source: Any) -> UserResult:
         return UserResult(user, error=str(error).splitlines()[0] if str(error) else type(error).__name__)
     indices = np.fromiter((job.scorer.index_of[r.paper.id] for r in recs), dtype=np.int64, count=len(recs))
     ranks = np.fromiter((r.rank for r in recs), dtype=np.int64, count=len(recs))
-    return UserResult(user, render_user_block(user, recs, job.fmt), indices, ranks)
+    return UserResult(user, render_user_block(user, recs, job.fmt), indices, ranks, saved=job.scorer.saved(items))
 
 
 def _score_chunk(job: _Job, chunk: Sequence[tuple[str, Any]]) -> list[UserResult]:
@@ -177,6 +198,7 @@ def score_libraries(
     fmt: str = "csv",
     top_n: int = DEFAULT_TOP_N,
     group_summary: bool = False,
+    group_name: str = "",
     overwrite: bool = False,
     chunk_users: int = DEFAULT_CHUNK_USERS,
     jobs: int = 1,
@@ -199,12 +221,13 @@ def score_libraries(
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])
     summary = BatchSummary(users=len(pairs), papers=len(scorer.corpus))
-    group = GroupSummary(scorer.corpus) if group_summary else None
+    group = GroupSummary(scorer.corpus, group_name) if group_summary else None
     writer = ScoreWriter(output, fmt, overwrite=overwrite, on_resumed_row=group.add_row if group else None)
     summary.output = writer.path
     done = set(writer.resumed.done)
     if group is not None:
         group.members = len(done)
+        _count_saved(scorer, load, [(user, source) for user, source in pairs if user in done], group)
     todo = [(user, source) for user, source in pairs if user not in done]
     summary.resumed, summary.rows = len(pairs) - len(todo), writer.resumed.rows
     if progress:
@@ -232,7 +255,16 @@ def _record(result: UserResult, writer: ScoreWriter, summary: BatchSummary,
     summary.scored += 1
     summary.rows += len(result.ranks)
     if group is not None:
-        group.add(result.indices, result.ranks)
+        group.add(result.indices, result.ranks, result.saved)
+
+
+def _count_saved(scorer: BatchScorer, load, pairs: Sequence[tuple[str, Any]], group: GroupSummary) -> None:
+    """Resumed users were scored by an earlier run, but their saves count in the group summary too."""
+    for user, source in pairs:
+        try:
+            group.add_saved(scorer.saved(load(source) if load is not None else source))
+        except (RecommenderError, OSError, ValueError) as error:
+            log.warning("%s: its saves are not counted in the group summary (%s)", user, error)
 
 
 def _plan_workers(scorer: BatchScorer, jobs: int, rebuild: Callable[[], Recommender] | None):

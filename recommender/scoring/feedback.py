@@ -15,12 +15,13 @@ untouched for several runs, and how many members of a group saved each paper. He
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from recommender.items import Recommendation
+from recommender.items import Paper, Recommendation
+from recommender.text import doi_key, title_key
 
 # The weight of the per-user linear model against the content score (both standardised), chosen on a
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
@@ -44,6 +45,40 @@ class Feedback:
 
     def __bool__(self) -> bool:
         return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts)
+
+
+class CorpusMatcher:
+    """(DOI, title) of a saved item → the corpus id it is, by DOI or normalised title (a title made from an
+    abstract never matches): the one rule for "this member saved that paper", in a group library and in
+    `zotrec score --group-summary` alike. A class, not a closure, so that Dask can ship it."""
+
+    def __init__(self, corpus: Sequence[Paper]) -> None:
+        self.by_doi = {doi_key(p.doi): p.id for p in corpus if p.doi}
+        self.by_title = {title_key(p.title): p.id for p in corpus if not p.title_derived}
+
+    def __call__(self, doi: str, title: str) -> str | None:
+        paper = self.by_doi.get(doi_key(doi)) if doi else None
+        return paper or (self.by_title.get(title_key(title)) if title else None)
+
+
+corpus_matcher = CorpusMatcher
+
+
+def member_counts(saves: Iterable[tuple[Hashable, str, str]], match: Callable[[str, str], str | None]
+                  ) -> dict[str, int]:
+    """corpus id → how many distinct members saved it; `saves` are (member, DOI, title), one per saved item."""
+    savers: dict[str, set[Hashable]] = {}
+    for member, doi, title in saves:
+        paper = match(doi, title)
+        if paper:
+            savers.setdefault(paper, set()).add(member)
+    return {paper: len(members) for paper, members in savers.items()}
+
+
+def group_note(members: int, group_name: str = "") -> str:
+    """The reason the group signal gives: 'saved by 3 members of Lab'."""
+    noun = "member" if members == 1 else "members"
+    return f"saved by {members} {noun} of {group_name or 'your group'}"
 
 
 def dismissed_penalty(scores: np.ndarray, nearest_dismissed: np.ndarray, weight: float = DISMISSED_PENALTY
@@ -139,8 +174,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
         if nearest[index] >= MENTION_SIMILARITY and lowered[index]:
             notes.append(f"{nearest_title[index]} (similarity {nearest[index]:.2f})")
         if members[index]:
-            noun = "member" if members[index] == 1 else "members"
-            notes.append(f"saved by {members[index]} {noun} of {feedback.group_name or 'your group'}")
+            notes.append(group_note(int(members[index]), feedback.group_name))
         result.append(replace(rec, score=float(adjusted[index]), feedback=tuple(notes)))
     return _renumber(result)
 

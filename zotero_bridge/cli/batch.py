@@ -108,7 +108,8 @@ def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
         else:
             summary = score_libraries(recommender, users, load=load_user_library, output=target,
                                       fmt=request.fmt, top_n=request.top_n, overwrite=request.overwrite,
-                                      group_summary=request.group_summary, jobs=request.jobs,
+                                      group_summary=request.group_summary, group_name=group_name(request),
+                                      jobs=request.jobs,
                                       rebuild=functools.partial(_recommender, papers, request),
                                       progress=progress)
     if summary.group is not None:
@@ -152,7 +153,8 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
     try:
         return score_libraries_dask(client, recommender, users, load=load_user_library,
                                     out_dir=request.output, fmt=request.fmt, top_n=request.top_n,
-                                    group_summary=request.group_summary, progress=progress)
+                                    group_summary=request.group_summary, group_name=group_name(request),
+                                    progress=progress)
     finally:
         client.close()
         if cluster is not None:
@@ -165,6 +167,13 @@ def _recommender(papers: Sequence[Paper], request: BatchRequest):
 
     return Recommender(papers, aggregation=request.aggregation, representation=request.features,
                        model=request.model)
+
+
+def group_name(request: BatchRequest) -> str:
+    """The group the scored libraries make up, for 'saved by 3 members of <group>': the folder's name when
+    one folder was given, else '' ('your group')."""
+    paths = [Path(p) for p in request.library_paths]
+    return paths[0].resolve().name if len(paths) == 1 and paths[0].is_dir() else ""
 
 
 def group_path(summary: BatchSummary, fmt: str) -> Path | None:
@@ -184,7 +193,7 @@ def _write_group(summary: BatchSummary, fmt: str) -> None:
         write_text(path, render_table(rows, fmt))
         log.info("Wrote the group summary (%d papers) to %s", len(rows), path)
     shown = "\n".join(f"  {r['users']:>4} users · mean rank {r['mean_rank']:>6} · {r['title']}"
-                      for r in rows[:GROUP_SHOWN])
+                      + (f" · {r['group_note']}" if r["group_note"] else "") for r in rows[:GROUP_SHOWN])
     log.info("Most shared papers:\n%s", shown or "  (none)")
 
 

@@ -72,19 +72,11 @@ def after_run(fates: Mapping[str, Remembered], entries, created: Mapping[str, st
 def member_counts(creators: Mapping[str, int], items: Mapping[str, Mapping], corpus, me: int | None
                   ) -> tuple[dict[str, int], frozenset[str]]:
     """(corpus id → how many other members saved the paper, keys of items other members created), matching
-    group items to corpus papers by DOI or normalised title."""
-    from recommender.text import doi_key, title_key
+    group items to corpus papers by the recommender's one rule (`scoring.feedback.corpus_matcher`)."""
+    from recommender.scoring.feedback import corpus_matcher
+    from recommender.scoring.feedback import member_counts as count_members
 
-    by_doi = {doi_key(p.doi): p.id for p in corpus if p.doi}
-    by_title = {title_key(p.title): p.id for p in corpus if not p.title_derived}
     others = frozenset(key for key, user in creators.items() if user != me)
-    savers: dict[str, set[int]] = {}
-    for key in others:
-        data = items.get(key) or {}
-        if data.get("deleted"):
-            continue
-        paper = by_doi.get(doi_key(str(data.get("DOI") or ""))) if data.get("DOI") else None
-        paper = paper or by_title.get(title_key(str(data.get("title") or "")))
-        if paper:
-            savers.setdefault(paper, set()).add(creators[key])
-    return {paper: len(users) for paper, users in savers.items()}, others
+    saves = [(creators[key], str(data.get("DOI") or ""), str(data.get("title") or ""))
+             for key in others if (data := items.get(key) or {}) and not data.get("deleted")]
+    return count_members(saves, corpus_matcher(corpus)), others

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
-from recommender.text import doi_key, title_key
 from zotero_bridge.feedback.fates import ZOTREC_TAG
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
@@ -94,19 +93,15 @@ def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
 
 
 def group_counts(library: SqliteLibrary, corpus: Sequence[Paper]) -> tuple[Mapping[str, int], str]:
-    """corpus id → how many group members saved the paper (matched by DOI or normalised title)."""
+    """corpus id → how many group members saved the paper (the same rule as the Web API's group signal and
+    `zotrec score --group-summary`: `scoring.feedback.member_counts`)."""
+    from recommender.scoring.feedback import corpus_matcher, member_counts
+
     if not library.members:
         return {}, ""
-    by_doi = {doi_key(p.doi): p.id for p in corpus if p.doi}
-    by_title = {title_key(p.title): p.id for p in corpus if not p.title_derived}
-    counts: dict[str, set[int]] = {}
-    for key, users in library.members.items():
-        data = library.all_items.get(key, {})
-        paper = by_doi.get(doi_key(str(data.get("DOI") or ""))) if data.get("DOI") else None
-        paper = paper or by_title.get(title_key(str(data.get("title") or "")))
-        if paper:
-            counts.setdefault(paper, set()).update(users)
-    return {paper: len(users) for paper, users in counts.items()}, library.label
+    saves = [(user, str(data.get("DOI") or ""), str(data.get("title") or ""))
+             for key, users in library.members.items() for data in [library.all_items.get(key, {})] for user in users]
+    return member_counts(saves, corpus_matcher(corpus)), library.label
 
 
 def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,

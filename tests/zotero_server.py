@@ -186,7 +186,7 @@ class FakeZotero:
                 "numItems": sum(data["key"] in i.get("collections", []) for i in lib.items.values())}
         else:
             wrapped["meta"] = {"numChildren": sum(i.get("parentItem") == data["key"] for i in lib.items.values())}
-            if lib.type == "group" and data["key"] in lib.created_by:  # group items name their creator
+            if lib.type == "group" and data["key"] in lib.created_by:  # as the dataserver's Zotero_Users::toJSON
                 user = lib.created_by[data["key"]]
                 wrapped["meta"]["createdByUser"] = {
                     "id": user, "username": f"user{user}", "name": "",

@@ -1,6 +1,8 @@
 """The group signal through the Web API: which member created each item of a group library.
 
-The Web API shows it in each item's `meta.createdByUser` (the sync cache keeps only `data`), so zotrec keeps
+The Web API shows it in each item's `meta.createdByUser` = {id, username, name, links.alternate}, in group
+libraries only (the dataserver's Zotero_Users::toJSON; the id may come as a number or a digit string, both are
+read). The sync cache keeps only `data`, so zotrec keeps
 its own list in the memory and brings it up to date like the cache: nothing when the library version did not
 move, else one paged `/items/top?since=V`. The key's own user id (`/keys/current`, asked once) tells the
 user's own items from the other members'.

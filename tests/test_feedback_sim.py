@@ -3,6 +3,8 @@ the reported run (docs/evaluation.md) under -m slow."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -24,8 +26,9 @@ def test_one_user_by_hand():
     relevant = np.array([False, True, False, False, True, False])
     out = simulate_user(profile_sims, test_sims, relevant, {"none": None, "learn": 0.0, "penalty": 2.0}, "max",
                         rounds=2, size=2)
-    assert out["none"] == [(0.5, 1.0), (0.0, 1.0)]  # round 2 shows 2 and 3: the profile alone misses 4
+    assert out["none"] == [(0.5, 1.0, 0.5), (0.0, 1.0, 0.5)]  # round 2 shows 2 and 3: the profile alone misses 4
     assert out["learn"][1][0] == 0.5  # the kept paper pulls 4 into round 2
+    assert out["learn"][1][2] == 1.0  # both saves found after two rounds
     assert out["penalty"][1][0] == 0.5
 
 
@@ -36,7 +39,8 @@ def test_a_small_run_on_citeulike(shared):
     report.update(data=data.name, aggregation="top5")
     first = {arm: rounds[0] for arm, rounds in report["arms"].items()}
     assert len({tuple(v) for v in first.values()}) == 1  # round 1 is the same list for every arm
-    assert all(0 <= p <= 1 and 0 <= r <= 1 for rounds in report["arms"].values() for p, r in rounds)
+    assert all(0 <= p <= 1 and 0 <= r <= 1 and 0 <= f <= 1 for rounds in report["arms"].values() for p, r, f in rounds)
+    assert all(a[2] <= b[2] for rounds in report["arms"].values() for a, b in itertools.pairwise(rounds))  # cumulative
     assert report["arms"]["linear"] != report["arms"]["without feedback"]  # the feedback changed later rounds
     assert "with ÷ without" in format_feedback_table(report)
 
@@ -51,3 +55,4 @@ def test_the_reported_run(shared):
     without, learned = arms[0], arms[-1]
     assert report["rule"] == "with feedback: linear model ×4"
     assert learned[1][0] >= 1.2 * without[1][0] and learned[2][0] >= without[2][0]
+    assert learned[2][2] > without[2][2]  # more of the hidden saves found after three rounds

@@ -10,8 +10,10 @@ remove the others. Every arm excludes what was shown before, so the comparison i
   (`scoring.feedback.dismissed_penalty`) or a per-user linear model (`scoring.feedback.linear_feedback_scores`,
   the rule zotrec uses) trained with the kept and removed papers.
 
-Per round: precision@`shown` of the shown list, and recall@50 of the round's ranking over the user's
-held-out saves not shown yet. The rule and its weight are chosen on another fold (validation) before the
+Per round: precision@`shown` of the shown list, recall@50 of the round's ranking over the user's held-out
+saves not shown yet, and `found`: the share of the user's held-out saves shown in this and earlier rounds (what
+the user has kept so far). An arm that finds more early leaves fewer, harder saves for later rounds, which
+lowers its later per-round figures; `found` shows that side. The rule and its weight are chosen on another fold (validation) before the
 reported fold is run (docs/evaluation.md).
 """
 
@@ -62,8 +64,8 @@ def _round_metrics(scores: np.ndarray, shown: np.ndarray, relevant: np.ndarray, 
 
 def simulate_user(profile_sims: np.ndarray, test_sims: np.ndarray, relevant: np.ndarray, arms: dict,
                   aggregation: str, rounds: int, size: int, rows=None, seed: int = 0
-                  ) -> dict[str, list[tuple[float, float]]]:
-    """One user, every arm: arm name → [(precision, recall@50)] per round.
+                  ) -> dict[str, list[tuple[float, float, float]]]:
+    """One user, every arm: arm name → [(precision, recall@50, found)] per round.
 
     An arm is None (no feedback), a penalty weight (kept papers join the profile, dismissed ones penalise
     what is like them), or ("linear", weight, with_feedback): the content score plus `weight` × a per-user
@@ -100,8 +102,8 @@ def simulate_user(profile_sims: np.ndarray, test_sims: np.ndarray, relevant: np.
                     scores = scores.copy()
                     scores[remaining] = dismissed_penalty(scores[remaining], nearest[remaining], setting)
             top, precision, recall = _round_metrics(scores, shown, relevant, size)
-            per_round.append((precision, recall))
             shown[top] = True
+            per_round.append((precision, recall, float((relevant & shown).sum() / max(relevant.sum(), 1))))
             if setting is not None:
                 kept += [int(i) for i in top if relevant[i]]
                 dismissed += [int(i) for i in top if not relevant[i]]
@@ -112,7 +114,7 @@ def simulate_user(profile_sims: np.ndarray, test_sims: np.ndarray, relevant: np.
 def simulate_fold(data: InteractionData, fold: int, penalties: dict, *, users: int | None = None,
                   aggregation: str = DEFAULT_AGGREGATION, rounds: int = ROUNDS, size: int = SHOWN,
                   seed: int = 0) -> dict:
-    """Every arm on one fold: arm → per round [mean precision, mean recall@50]."""
+    """Every arm on one fold: arm → per round [mean precision, mean recall@50, mean found]."""
     started = time.perf_counter()
     test_items = item_cold_folds(data.n_items)[fold]
     train_items = np.setdiff1d(np.arange(data.n_items), test_items)
@@ -133,7 +135,8 @@ def simulate_fold(data: InteractionData, fold: int, penalties: dict, *, users: i
                                             rounds, size, (profile, test_rows), seed=int(user)).items():
             for r, values in enumerate(per_round):
                 totals[arm][r].append(values)
-    summary = {arm: [[float(np.mean([v[0] for v in values])), float(np.nanmean([v[1] for v in values]))]
+    summary = {arm: [[float(np.mean([v[0] for v in values])), float(np.nanmean([v[1] for v in values])),
+                      float(np.mean([v[2] for v in values]))]
                      for values in per_round] for arm, per_round in totals.items()}
     log.info("feedback simulation: fold %d, %d users, %.0f s", fold, len(evaluated), time.perf_counter() - started)
     return {"fold": fold, "users": int(len(evaluated)), "candidates": int(len(test_items)), "arms": summary}
@@ -175,13 +178,13 @@ def format_feedback_table(report: dict) -> str:
     """One row per arm and round; the last line gives round-3 with ÷ without feedback."""
     lines = [f"{report['data']} item-cold fold {report['fold']}, {report['users']} users, "
              f"{report['candidates']} candidates, aggregation {report['aggregation']}",
-             f"{'arm':<34}{'round':>6}{'precision@' + str(SHOWN):>15}{'recall@' + str(RECALL_AT):>12}"]
+             f"{'arm':<34}{'round':>6}{'precision@' + str(SHOWN):>15}{'recall@' + str(RECALL_AT):>12}{'found':>8}"]
     for arm, per_round in report["arms"].items():
-        for number, (precision, recall) in enumerate(per_round, start=1):
-            lines.append(f"{arm:<34}{number:>6}{precision:>15.4f}{recall:>12.4f}")
+        for number, (precision, recall, found) in enumerate(per_round, start=1):
+            lines.append(f"{arm:<34}{number:>6}{precision:>15.4f}{recall:>12.4f}{found:>8.4f}")
     arms = list(report["arms"].values())
     without, with_feedback = arms[0][-1], arms[-1][-1]
     if without[0] > 0:
         lines.append(f"last round, with ÷ without feedback: precision {with_feedback[0] / without[0]:.3f}×, "
-                     f"recall@{RECALL_AT} {with_feedback[1] / without[1]:.3f}×")
+                     f"recall@{RECALL_AT} {with_feedback[1] / without[1]:.3f}×, found {with_feedback[2] / without[2]:.3f}×")
     return "\n".join(lines) + "\n"

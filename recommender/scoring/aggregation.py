@@ -142,6 +142,32 @@ def top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION
     return TopValues(best=best, total=total, n_items=n_items)
 
 
+def sparse_top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION) -> TopValues:
+    """top_values for non-negative sparse rows (tf-idf), from one sparse product: only the pairs that
+    share a word are ever materialised, and one integer sort ranks each paper's similarities.
+
+    The values are top_values' bit for bit: scipy accumulates each similarity in the same order
+    whatever the column chunk, and the ranking sort works on the float32 bit patterns, whose integer
+    order is the float order for non-negative values. `mean` and negative entries go to top_values.
+    """
+    kind, _ = parse_aggregation(aggregation)
+    n_items, n_papers = library_rows.shape[0], corpus_rows.shape[0]
+    if kind == "mean" or not n_items or min(library_rows.data.min(initial=0), corpus_rows.data.min(initial=0)) < 0:
+        return top_values(library_rows, corpus_rows, aggregation)
+    keep = kept(aggregation, n_items)
+    sims = (corpus_rows @ library_rows.T).tocsr()  # (papers, items), no duplicate entries
+    lengths = np.diff(sims.indptr)
+    paper = np.repeat(np.arange(n_papers, dtype=np.int64), lengths)
+    bits = np.asarray(sims.data, dtype=np.float32).view(np.int32).astype(np.int64)
+    keys = np.sort((paper << 31) | (0x7FFFFFFF - bits))  # by paper, then by similarity, descending
+    place = np.arange(len(keys)) - np.repeat(sims.indptr[:-1].astype(np.int64), lengths)
+    chosen = place < keep
+    best = np.zeros((n_papers, keep), dtype=np.float32)  # fewer than `keep` shared words: zeros, as dense
+    values = (0x7FFFFFFF - (keys[chosen] & 0x7FFFFFFF)).astype(np.int32).view(np.float32)
+    best[keys[chosen] >> 31, place[chosen]] = values
+    return TopValues(best=best, total=None, n_items=n_items)
+
+
 def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = DEFAULT_AGGREGATION
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(library rows, similarities) of the best-matching items of the chosen papers, best first.

@@ -122,17 +122,19 @@ class Fusion:
         self._corpus_factors = None
 
     def signals(self, recommender, profile_texts: Sequence[str], content: np.ndarray,
-                owned: np.ndarray) -> dict[str, np.ndarray]:
-        """Every signal with a positive weight, for one user."""
+                owned: np.ndarray, profile_rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight, for one user (`profile_rows`: the texts' content rows,
+        when the caller has them, so they are not looked up again)."""
         parts = {"content": content}
         if self.weights.lexical > 0:
             parts["lexical"] = self._lexical_scores(recommender, profile_texts)
         if self.weights.learned > 0 and isinstance(recommender.corpus_rows, np.ndarray):
             from recommender.scoring.learned import linear_user_scores
 
-            library_rows = np.asarray(recommender.representation.transform(list(profile_texts)))
-            parts["learned"] = linear_user_scores(library_rows, recommender.corpus_rows, recommender.corpus_rows,
-                                                  exclude=np.flatnonzero(owned))
+            if profile_rows is None:
+                profile_rows = recommender.representation.transform(list(profile_texts))
+            parts["learned"] = linear_user_scores(np.asarray(profile_rows), recommender.corpus_rows,
+                                                  recommender.corpus_rows, exclude=np.flatnonzero(owned))
         if self.weights.collaborative > 0 and self.model is not None:
             if self._corpus_factors is None:
                 self._corpus_factors = self.model.item_factors([paper.text for paper in recommender.corpus])
@@ -140,8 +142,9 @@ class Fusion:
             parts["collaborative"] = self._corpus_factors @ user
         return parts
 
-    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray) -> np.ndarray:
-        parts = self.signals(recommender, profile_texts, content, owned)
+    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray,
+               profile_rows: np.ndarray | None = None) -> np.ndarray:
+        parts = self.signals(recommender, profile_texts, content, owned, profile_rows)
         weights = {"lexical": self.weights.lexical, "learned": self.weights.learned,
                    "collaborative": self.weights.collaborative}
         weights = {name: weight for name, weight in weights.items() if name in parts}
@@ -149,13 +152,34 @@ class Fusion:
         return fuse(parts, weights)
 
     def _lexical_scores(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
-        from recommender.features.tfidf import TfidfRepresentation
-        from recommender.scoring.aggregation import aggregate
+        """tf-idf topK, values only (recommender.features.lexical: TfidfRepresentation's rows
+        without scikit-learn); the corpus side comes from the prepared corpus when there is one."""
+        from recommender.scoring.aggregation import sparse_top_values
 
         if self._lexical is None:
-            texts = [paper.text for paper in recommender.corpus]
-            representation = TfidfRepresentation().fit(texts)
-            self._lexical = (representation, representation.transform(texts))
-        representation, rows = self._lexical
+            self._lexical = lexical_corpus(recommender)
+        index, rows = self._lexical
         aggregation = self.lexical_aggregation or recommender.aggregation
-        return aggregate(representation.transform(list(profile_texts)), rows, aggregation).scores
+        return sparse_top_values(index.transform(list(profile_texts)), rows, aggregation).scores(aggregation)
+
+
+def lexical_corpus(recommender):
+    """(LexicalIndex fitted on the corpus, the corpus's tf-idf rows): from the recommender's prepared
+    corpus (`corpus_extra`, recommender/scoring/prepared.py) when it has one, else fitted now."""
+    from scipy import sparse
+
+    from recommender.features.lexical import N_FEATURES, LexicalIndex
+
+    texts = [paper.text for paper in recommender.corpus]
+
+    def build() -> dict[str, np.ndarray]:
+        index = LexicalIndex.fit(texts)
+        rows = index.transform(texts)
+        return {**index.to_arrays(), "stop_words": np.array(sorted(index.stop_words)),
+                "data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
+
+    extra = getattr(recommender, "corpus_extra", None)
+    arrays = extra("lexical", build) if extra is not None else build()
+    index = LexicalIndex.from_arrays(arrays, arrays["stop_words"].tolist())
+    rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
+    return index, rows

@@ -194,7 +194,7 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
     `aggregation` and `model` come from `scoring` (a Fusion for "learned" and dense models)."""
     from recommender.corpus.store import resolve_corpus_path, zotrec_version
     from recommender.features import make_representation
-    from recommender.scoring.prepared import prepare
+    from recommender.scoring.prepared import prepare, prepared_extra
     from recommender.scoring.ranking import CorpusKeys, Recommender
 
     files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
@@ -225,7 +225,8 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
         incremental = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
     return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
                        model=model, corpus_rows=prepared.matrix,
-                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental)
+                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental,
+                       corpus_extra=lambda name, build: prepared_extra(key, name, build))
 
 
 def _say_skipped(skipped: list) -> None:

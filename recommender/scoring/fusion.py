@@ -137,7 +137,7 @@ class Fusion:
                                                   recommender.corpus_rows, exclude=np.flatnonzero(owned))
         if self.weights.collaborative > 0 and self.model is not None:
             if self._corpus_factors is None:
-                self._corpus_factors = self.model.item_factors([paper.text for paper in recommender.corpus])
+                self._corpus_factors = corpus_factors(recommender, self.model)
             user = self.model.user_vector(self.model.item_factors(profile_texts))
             parts["collaborative"] = self._corpus_factors @ user
         return parts
@@ -161,6 +161,21 @@ class Fusion:
         index, rows = self._lexical
         aggregation = self.lexical_aggregation or recommender.aggregation
         return sparse_top_values(index.transform(list(profile_texts)), rows, aggregation).scores(aggregation)
+
+
+def corpus_factors(recommender, model) -> np.ndarray:
+    """The corpus papers' predicted collaborative factors: kept with the prepared corpus (one file per
+    model) when there is one, else from the model's own cache."""
+    import hashlib
+
+    def build() -> dict[str, np.ndarray]:
+        return {"factors": model.item_factors([paper.text for paper in recommender.corpus])}
+
+    extra = getattr(recommender, "corpus_extra", None)
+    cache_id = getattr(model, "cache_id", None)
+    if extra is None or cache_id is None:
+        return build()["factors"]
+    return extra(f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}", build)["factors"]
 
 
 def lexical_corpus(recommender):

@@ -339,3 +339,18 @@ def test_dask_local_cluster_writes_the_same_rows_and_summary(lab, tmp_path):
 def test_dask_needs_an_output_folder(lab):
     result = score("--libraries", lab, "--scheduler", "local")
     assert result.exit_code == 1 and "--scheduler needs --out FOLDER" in result.output
+
+
+def test_score_reads_the_corpus_through_the_prepared_cache(lab, tmp_path):
+    """`zotrec score` prepares the corpus once, as reading-list does: the second run reads the entry."""
+    from recommender.scoring.prepared import prepared_dir
+
+    first = score("--libraries", lab, "-n", "3", "--out", tmp_path / "one.csv")
+    assert first.exit_code == 0, first.output
+    entries = [path for path in prepared_dir().iterdir() if not path.name.startswith(".")]
+    assert len(entries) == 1 and (entries[0] / "papers.json").is_file()
+    stamp = (entries[0] / "papers.json").stat().st_mtime_ns
+    second = score("--libraries", lab, "-n", "3", "--out", tmp_path / "two.csv")
+    assert second.exit_code == 0, second.output
+    assert (entries[0] / "papers.json").stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert (tmp_path / "one.csv").read_text(encoding="utf-8") == (tmp_path / "two.csv").read_text(encoding="utf-8")

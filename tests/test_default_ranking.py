@@ -28,7 +28,7 @@ def _inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
     ICML papers the user owns) and a corpus of real ICML 2025 titles plus the seed abstracts."""
     from tests import golden_outputs
 
-    library, titles_corpus = golden_outputs.write_inputs(folder)
+    library, _ = golden_outputs.write_inputs(folder)
     lines = (SHARED / "data" / "icml2025" / "papers.jsonl").read_text(encoding="utf-8").splitlines()
     corpus = folder / "icml.jsonl"
     corpus.write_text("\n".join(lines[:CORPUS_SIZE]) + "\n", encoding="utf-8")

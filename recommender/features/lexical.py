@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,7 +43,7 @@ def _strip_accents(text: str) -> str:
 def analyze(text: str, stop_words: frozenset[str]) -> list[str]:
     """The analyzer of HashingVectorizer(stop_words="english", ngram_range=(1, 2), strip_accents="unicode")."""
     tokens = [word for word in _TOKEN.findall(_strip_accents(text.lower())) if word not in stop_words]
-    return tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
+    return tokens + [f"{a} {b}" for a, b in pairwise(tokens)]
 
 
 def _bucket(token: str, hash32) -> int:

@@ -168,6 +168,18 @@ def sparse_top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGR
     return TopValues(best=best, total=None, n_items=n_items)
 
 
+def merge_top_values(previous: TopValues, new: TopValues | None, aggregation: str) -> TopValues:
+    """The values of previous.n_items + new.n_items items from each part's own (top-K values only):
+    the K best of the union are among each part's K best, so the result is a full run's."""
+    if new is None or not new.n_items:
+        return previous
+    n_items = previous.n_items + new.n_items
+    both = np.concatenate([previous.best, new.best], axis=1)
+    keep = kept(aggregation, n_items)
+    best = np.ascontiguousarray(np.sort(both, axis=1)[:, ::-1][:, :keep])
+    return TopValues(best=best, total=None, n_items=n_items)
+
+
 def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = DEFAULT_AGGREGATION
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(library rows, similarities) of the best-matching items of the chosen papers, best first.

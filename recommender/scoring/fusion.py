@@ -153,14 +153,27 @@ class Fusion:
 
     def _lexical_scores(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
         """tf-idf topK, values only (recommender.features.lexical: TfidfRepresentation's rows
-        without scikit-learn); the corpus side comes from the prepared corpus when there is one."""
-        from recommender.scoring.aggregation import sparse_top_values
+        without scikit-learn); the corpus side comes from the prepared corpus when there is one, and
+        the last run's values from the kept library state (only new items are scored)."""
+        from recommender.scoring.aggregation import kept, merge_top_values, parse_aggregation, sparse_top_values
 
         if self._lexical is None:
             self._lexical = lexical_corpus(recommender)
         index, rows = self._lexical
         aggregation = self.lexical_aggregation or recommender.aggregation
-        return sparse_top_values(index.transform(list(profile_texts)), rows, aggregation).scores(aggregation)
+        texts = list(profile_texts)
+
+        def compute(previous):
+            start = previous.n_items if previous is not None else 0
+            new = sparse_top_values(index.transform(texts[start:]), rows, aggregation) if len(texts) > start else None
+            return new if previous is None else merge_top_values(previous, new, aggregation)
+
+        state = getattr(recommender, "incremental", None)
+        if state is None or parse_aggregation(aggregation)[0] == "mean":
+            return compute(None).scores(aggregation)
+        values = state.signal_values(f"lexical-{aggregation}", rows.shape[0],
+                                     lambda n_items: kept(aggregation, n_items), compute)
+        return values.scores(aggregation)
 
 
 def corpus_factors(recommender, model) -> np.ndarray:

@@ -114,6 +114,8 @@ class Recommender:
         owned = self._corpus_keys.owned(library)
         if self.fusion is not None:
             scores = self.fusion.scores(self, texts, scores, owned, profile_rows=rows)
+        if self.incremental is not None:
+            self.incremental.finish()  # the library state with every signal's values, for the next run
         elif self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 

@@ -37,14 +37,18 @@ def test_lexical_rows_equal_scikit_learns_array_for_array(shared):
 
 
 @pytest.mark.parametrize("aggregation", ["top5", "max", "top3", "top10", "mean"])
-def test_sparse_top_values_are_top_values_bit_for_bit(shared, aggregation):
+def test_sparse_top_values_are_top_values_bit_for_bit(shared, aggregation, monkeypatch):
+    from recommender.scoring import aggregation as module
+
     corpus, library = _texts(shared, 2500)  # more than one 2,048-row chunk
     index = LexicalIndex.fit(corpus)
     corpus_rows, library_rows = index.transform(corpus), index.transform(library)
-    got = sparse_top_values(library_rows, corpus_rows, aggregation)
     want = top_values(library_rows, corpus_rows, aggregation)
-    assert np.array_equal(got.best, want.best)
-    assert np.array_equal(got.scores(aggregation), want.scores(aggregation))
+    for block in (module._SPARSE_CHUNK_ITEMS, 700):  # one product, then blocks of items merged
+        monkeypatch.setattr(module, "_SPARSE_CHUNK_ITEMS", block)
+        got = sparse_top_values(library_rows, corpus_rows, aggregation)
+        assert np.array_equal(got.best, want.best)
+        assert np.array_equal(got.scores(aggregation), want.scores(aggregation))
     few = sparse_top_values(library_rows[:2], corpus_rows, aggregation)  # fewer items than K
     assert np.array_equal(few.scores(aggregation), top_values(library_rows[:2], corpus_rows, aggregation).scores(aggregation))
 

@@ -21,6 +21,7 @@ AGGREGATIONS = ("max", "mean", "top3", "top5", "top10")
 REASONS_KEPT = 3
 CHUNK_BUDGET_MB = 32  # the similarity block of one chunk (papers × library rows, float32)
 _CHUNK_ROWS = 2048  # the reference chunking: `mean` sums per chunk of this size; one-column rule below
+_SPARSE_CHUNK_ITEMS = 4096  # library items per sparse product (tf-idf titles: ~600k shared-word pairs)
 _REASON_PAPERS = 512  # papers per block when reasons are worked out for many papers (`-n 0`)
 # OpenBLAS rounds a product of few rows, or of few columns, differently from a large one (it picks
 # another kernel). Measured here: 256 rows against 64 or more columns, or 32 rows against 256 or more,
@@ -154,6 +155,12 @@ def sparse_top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGR
     n_items, n_papers = library_rows.shape[0], corpus_rows.shape[0]
     if kind == "mean" or not n_items or min(library_rows.data.min(initial=0), corpus_rows.data.min(initial=0)) < 0:
         return top_values(library_rows, corpus_rows, aggregation)
+    if n_items > _SPARSE_CHUNK_ITEMS:  # bounded memory: blocks of items, merged exactly
+        values = None
+        for start in range(0, n_items, _SPARSE_CHUNK_ITEMS):
+            block = sparse_top_values(library_rows[start : start + _SPARSE_CHUNK_ITEMS], corpus_rows, aggregation)
+            values = block if values is None else merge_top_values(values, block, aggregation)
+        return values
     keep = kept(aggregation, n_items)
     sims = (corpus_rows @ library_rows.T).tocsr()  # (papers, items), no duplicate entries
     lengths = np.diff(sims.indptr)

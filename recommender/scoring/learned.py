@@ -39,7 +39,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x."""
     from scipy.optimize import minimize
 
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)  # no copy when it is float64 already
     y = np.asarray(y, dtype=np.float64)
     counts = np.bincount(y.astype(np.int64), minlength=2).astype(np.float64)
     weights = (len(y) / (2.0 * counts))[y.astype(np.int64)]
@@ -64,6 +64,7 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
         pool = np.setdiff1d(pool, exclude)
     wanted = min(max(MIN_NEGATIVES, NEGATIVES_PER_POSITIVE * len(library_rows)), len(pool))
     negatives = background_rows[rng.choice(pool, size=wanted, replace=False)]
-    x = np.vstack([library_rows, negatives]).astype(np.float64)
+    x = np.empty((len(library_rows) + len(negatives), library_rows.shape[1]), dtype=np.float64)  # one copy
+    x[: len(library_rows)], x[len(library_rows) :] = library_rows, negatives
     y = np.r_[np.ones(len(library_rows)), np.zeros(len(negatives))]
     return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)

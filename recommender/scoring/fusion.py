@@ -155,7 +155,12 @@ class Fusion:
         """tf-idf topK, values only (recommender.features.lexical: TfidfRepresentation's rows
         without scikit-learn); the corpus side comes from the prepared corpus when there is one, and
         the last run's values from the kept library state (only new items are scored)."""
-        from recommender.scoring.aggregation import kept, merge_top_values, parse_aggregation, sparse_top_values
+        from recommender.scoring.aggregation import (
+            kept,
+            merge_top_values,
+            parse_aggregation,
+            sparse_top_values,
+        )
 
         if self._lexical is None:
             self._lexical = lexical_corpus(recommender)

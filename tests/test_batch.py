@@ -378,3 +378,18 @@ def test_group_summary_counts_savers_as_the_group_signal_does(tmp_path):
     (tmp_path / "scores.group.csv").unlink()
     assert run(*args).exit_code == 0
     assert {g["id"]: g for g in csv.DictReader((tmp_path / "scores.group.csv").open())} == group
+
+
+def test_score_reads_the_corpus_through_the_prepared_cache(lab, tmp_path):
+    """`zotrec score` prepares the corpus once, as reading-list does: the second run reads the entry."""
+    from recommender.scoring.prepared import prepared_dir
+
+    first = score("--libraries", lab, "-n", "3", "--out", tmp_path / "one.csv")
+    assert first.exit_code == 0, first.output
+    entries = [path for path in prepared_dir().iterdir() if not path.name.startswith(".")]
+    assert len(entries) == 1 and (entries[0] / "papers.json").is_file()
+    stamp = (entries[0] / "papers.json").stat().st_mtime_ns
+    second = score("--libraries", lab, "-n", "3", "--out", tmp_path / "two.csv")
+    assert second.exit_code == 0, second.output
+    assert (entries[0] / "papers.json").stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert (tmp_path / "one.csv").read_text(encoding="utf-8") == (tmp_path / "two.csv").read_text(encoding="utf-8")

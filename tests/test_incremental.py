@@ -154,3 +154,31 @@ def test_runs_preparing_the_same_corpus_at_once_leave_one_whole_entry(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == ["k1"]  # no half-written folders left behind
     loaded = prep.load_prepared("k1", tmp_path)
     assert loaded.papers == papers and loaded.matrix.tobytes() == matrix.tobytes()
+
+
+def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, monkeypatch):
+    """With the fused default (here: content + tf-idf lexical + the linear model), a grown library
+    hashes only its new texts for the lexical signal, and every score is a full run's."""
+    from recommender.features import lexical
+    from recommender.scoring.fusion import Fusion, FusionWeights
+
+    def fused(incremental=None):
+        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental,
+                           model=Fusion(FusionWeights(lexical=0.3, learned=0.3)))
+
+    hashed = []
+    original = lexical.hashed_counts
+    monkeypatch.setattr(lexical, "hashed_counts", lambda texts, stop: hashed.append(len(texts)) or original(texts, stop))
+    state = IncrementalScorer(tmp_path, "corpus-key/top5")
+    scorer = fused(state)
+    first = library(400)
+    grown = first + library(7, start=3000)[:7]
+    assert ranked(scorer.recommend(first, top_n=0)) == ranked(fused().recommend(first, top_n=0))
+    hashed.clear()
+    assert ranked(scorer.recommend(grown, top_n=0)) == ranked(fused().recommend(grown, top_n=0))
+    assert hashed[0] == 7  # the kept run hashed only the new texts (the fresh run then hashed all of them)
+    with np.load(next(tmp_path.glob("*.npz")), allow_pickle=False) as data:
+        assert data["signal_lexical-top5"].shape == (len(CORPUS), 5)
+    hashed.clear()
+    assert ranked(scorer.recommend(grown[:100], top_n=0)) == ranked(fused().recommend(grown[:100], top_n=0))
+    assert hashed[0] == 100  # not a prefix of the kept library: everything again

@@ -273,3 +273,20 @@ def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_serve
     adds = [(e["title"], e["score"]) for e in json.loads(planned.stdout)["plan"] if e["action"] == "add"]
     assert adds == [(row["title"], row["score"]) for row in json.loads(listed.stdout)]
     assert max(score for _, score in adds) > 1  # hybrid z-scores, not cosines: the model was used
+
+
+def test_sync_reads_the_corpus_through_the_prepared_cache(zotero_server, corpus_file):
+    """`zotrec sync` builds its recommender as reading-list does: from the prepared-corpus cache."""
+    from recommender.scoring.prepared import prepared_dir
+
+    args = ["sync", "--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url, "--corpus",
+            str(corpus_file), "--features", "tfidf", "--format", "json", "--dry-run"]
+    first = CliRunner().invoke(cli, args, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
+    assert first.exit_code == 0, first.output
+    entries = [path for path in prepared_dir().iterdir() if not path.name.startswith(".")]
+    assert len(entries) == 1 and (entries[0] / "papers.json").is_file()
+    stamp = (entries[0] / "papers.json").stat().st_mtime_ns
+    second = CliRunner().invoke(cli, args, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
+    assert second.exit_code == 0, second.output
+    assert (entries[0] / "papers.json").stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert json.loads(first.stdout)["plan"] == json.loads(second.stdout)["plan"]

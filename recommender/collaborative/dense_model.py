@@ -27,7 +27,7 @@ SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-de
 MAPS = ("knn", "ridge")
 NEIGHBOURS = 20  # chosen on citeulike-a fold-0 validation (docs/evaluation.md): 20 > 50 > 100
 TEMPERATURE = 0.05
-_CHUNK = 1024
+_CHUNK = 256  # rows per similarity block: ~70 MB at a time (1,024 made a cold run's peak 750 MB); same bits
 
 
 def knn_factors(vectors: np.ndarray, neighbour_vectors: np.ndarray, neighbour_factors: np.ndarray,
@@ -83,10 +83,26 @@ class DenseCollaborativeModel:
     training_user_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
     training_item_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
     _representation: object | None = field(default=None, repr=False, compare=False)
+    _source: Path | None = field(default=None, repr=False, compare=False)  # knn arrays not read yet
+
+    def _load_neighbours(self) -> None:
+        """Read a loaded kNN model's training vectors and factors, the first time they are needed:
+        a run whose papers' factors are all cached never decodes them (0.07 s of CPU)."""
+        if self._source is None:
+            return
+        try:
+            with np.load(self._source, allow_pickle=False) as data:
+                vectors = data["neighbour_vectors"].astype(np.float32) / 127
+                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+                self.neighbour_vectors, self.neighbour_factors = vectors, data["neighbour_factors"].astype(np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            raise InputError(f"cannot read the model ({error})", path=self._source) from None
+        self._source = None
 
     def factors_for_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Predicted item factors of embedding rows."""
         if self.map_kind == "knn":
+            self._load_neighbours()
             return knn_factors(vectors, self.neighbour_vectors, self.neighbour_factors)
         return np.asarray(vectors, dtype=np.float32) @ self.map_weights + self.map_intercept
 
@@ -151,6 +167,7 @@ class DenseCollaborativeModel:
             "blend_weight": np.array(self.blend_weight),
         }
         if self.map_kind == "knn":
+            self._load_neighbours()
             arrays["neighbour_vectors"] = np.round(np.clip(self.neighbour_vectors, -1, 1) * 127).astype(np.int8)
             arrays["neighbour_factors"] = self.neighbour_factors.astype(np.float16)
         else:
@@ -169,22 +186,23 @@ class DenseCollaborativeModel:
                 if kind not in MAPS:
                     raise InputError(f"unknown map kind '{kind}' (expected {', '.join(MAPS)})", path=path)
                 knn = kind == "knn"
-                vectors = data["neighbour_vectors"].astype(np.float32) / 127 if knn else None
-                if vectors is not None:
-                    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                return cls(
+                if knn and not {"neighbour_vectors", "neighbour_factors"} <= set(data.files):
+                    raise KeyError("neighbour_vectors")
+                model = cls(
                     settings=ALSSettings(**json.loads(str(data["settings"]))),
                     map_kind=kind,
                     map_weights=None if knn else data["map_weights"].astype(np.float32),
                     map_intercept=None if knn else data["map_intercept"].astype(np.float32),
-                    neighbour_vectors=vectors,
-                    neighbour_factors=data["neighbour_factors"].astype(np.float32) if knn else None,
+                    neighbour_vectors=None,  # read on first use (_load_neighbours)
+                    neighbour_factors=None,
                     item_gram=data["item_gram"].astype(np.float64),
                     fold_in_confidence=float(data["fold_in_confidence"]),
                     encoder_id=str(data["encoder_id"]),
                     blend_weight=float(data["blend_weight"]),
                     provenance=json.loads(str(data["provenance"])),
+                    _source=Path(path) if knn else None,
                 )
+                return model
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=path) from None
 

@@ -21,6 +21,7 @@ AGGREGATIONS = ("max", "mean", "top3", "top5", "top10")
 REASONS_KEPT = 3
 CHUNK_BUDGET_MB = 32  # the similarity block of one chunk (papers × library rows, float32)
 _CHUNK_ROWS = 2048  # the reference chunking: `mean` sums per chunk of this size; one-column rule below
+_SPARSE_CHUNK_ITEMS = 4096  # library items per sparse product (tf-idf titles: ~600k shared-word pairs)
 _REASON_PAPERS = 512  # papers per block when reasons are worked out for many papers (`-n 0`)
 # OpenBLAS rounds a product of few rows, or of few columns, differently from a large one (it picks
 # another kernel). Measured here: 256 rows against 64 or more columns, or 32 rows against 256 or more,
@@ -140,6 +141,50 @@ def top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION
         best = np.zeros((n_papers, 0), dtype=np.float32)
     best = np.ascontiguousarray(np.sort(best, axis=1)[:, ::-1])
     return TopValues(best=best, total=total, n_items=n_items)
+
+
+def sparse_top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION) -> TopValues:
+    """top_values for non-negative sparse rows (tf-idf), from one sparse product: only the pairs that
+    share a word are ever materialised, and one integer sort ranks each paper's similarities.
+
+    The values are top_values' bit for bit: scipy accumulates each similarity in the same order
+    whatever the column chunk, and the ranking sort works on the float32 bit patterns, whose integer
+    order is the float order for non-negative values. `mean` and negative entries go to top_values.
+    """
+    kind, _ = parse_aggregation(aggregation)
+    n_items, n_papers = library_rows.shape[0], corpus_rows.shape[0]
+    if kind == "mean" or not n_items or min(library_rows.data.min(initial=0), corpus_rows.data.min(initial=0)) < 0:
+        return top_values(library_rows, corpus_rows, aggregation)
+    if n_items > _SPARSE_CHUNK_ITEMS:  # bounded memory: blocks of items, merged exactly
+        values = None
+        for start in range(0, n_items, _SPARSE_CHUNK_ITEMS):
+            block = sparse_top_values(library_rows[start : start + _SPARSE_CHUNK_ITEMS], corpus_rows, aggregation)
+            values = block if values is None else merge_top_values(values, block, aggregation)
+        return values
+    keep = kept(aggregation, n_items)
+    sims = (corpus_rows @ library_rows.T).tocsr()  # (papers, items), no duplicate entries
+    lengths = np.diff(sims.indptr)
+    paper = np.repeat(np.arange(n_papers, dtype=np.int64), lengths)
+    bits = np.asarray(sims.data, dtype=np.float32).view(np.int32).astype(np.int64)
+    keys = np.sort((paper << 31) | (0x7FFFFFFF - bits))  # by paper, then by similarity, descending
+    place = np.arange(len(keys)) - np.repeat(sims.indptr[:-1].astype(np.int64), lengths)
+    chosen = place < keep
+    best = np.zeros((n_papers, keep), dtype=np.float32)  # fewer than `keep` shared words: zeros, as dense
+    values = (0x7FFFFFFF - (keys[chosen] & 0x7FFFFFFF)).astype(np.int32).view(np.float32)
+    best[keys[chosen] >> 31, place[chosen]] = values
+    return TopValues(best=best, total=None, n_items=n_items)
+
+
+def merge_top_values(previous: TopValues, new: TopValues | None, aggregation: str) -> TopValues:
+    """The values of previous.n_items + new.n_items items from each part's own (top-K values only):
+    the K best of the union are among each part's K best, so the result is a full run's."""
+    if new is None or not new.n_items:
+        return previous
+    n_items = previous.n_items + new.n_items
+    both = np.concatenate([previous.best, new.best], axis=1)
+    keep = kept(aggregation, n_items)
+    best = np.ascontiguousarray(np.sort(both, axis=1)[:, ::-1][:, :keep])
+    return TopValues(best=best, total=None, n_items=n_items)
 
 
 def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = DEFAULT_AGGREGATION

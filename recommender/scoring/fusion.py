@@ -122,26 +122,29 @@ class Fusion:
         self._corpus_factors = None
 
     def signals(self, recommender, profile_texts: Sequence[str], content: np.ndarray,
-                owned: np.ndarray) -> dict[str, np.ndarray]:
-        """Every signal with a positive weight, for one user."""
+                owned: np.ndarray, profile_rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight, for one user (`profile_rows`: the texts' content rows,
+        when the caller has them, so they are not looked up again)."""
         parts = {"content": content}
         if self.weights.lexical > 0:
             parts["lexical"] = self._lexical_scores(recommender, profile_texts)
         if self.weights.learned > 0 and isinstance(recommender.corpus_rows, np.ndarray):
             from recommender.scoring.learned import linear_user_scores
 
-            library_rows = np.asarray(recommender.representation.transform(list(profile_texts)))
-            parts["learned"] = linear_user_scores(library_rows, recommender.corpus_rows, recommender.corpus_rows,
-                                                  exclude=np.flatnonzero(owned))
+            if profile_rows is None:
+                profile_rows = recommender.representation.transform(list(profile_texts))
+            parts["learned"] = linear_user_scores(np.asarray(profile_rows), recommender.corpus_rows,
+                                                  recommender.corpus_rows, exclude=np.flatnonzero(owned))
         if self.weights.collaborative > 0 and self.model is not None:
             if self._corpus_factors is None:
-                self._corpus_factors = self.model.item_factors([paper.text for paper in recommender.corpus])
+                self._corpus_factors = corpus_factors(recommender, self.model)
             user = self.model.user_vector(self.model.item_factors(profile_texts))
             parts["collaborative"] = self._corpus_factors @ user
         return parts
 
-    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray) -> np.ndarray:
-        parts = self.signals(recommender, profile_texts, content, owned)
+    def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray,
+               profile_rows: np.ndarray | None = None) -> np.ndarray:
+        parts = self.signals(recommender, profile_texts, content, owned, profile_rows)
         weights = {"lexical": self.weights.lexical, "learned": self.weights.learned,
                    "collaborative": self.weights.collaborative}
         weights = {name: weight for name, weight in weights.items() if name in parts}
@@ -149,13 +152,67 @@ class Fusion:
         return fuse(parts, weights)
 
     def _lexical_scores(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
-        from recommender.features.tfidf import TfidfRepresentation
-        from recommender.scoring.aggregation import aggregate
+        """tf-idf topK, values only (recommender.features.lexical: TfidfRepresentation's rows
+        without scikit-learn); the corpus side comes from the prepared corpus when there is one, and
+        the last run's values from the kept library state (only new items are scored)."""
+        from recommender.scoring.aggregation import (
+            kept,
+            merge_top_values,
+            parse_aggregation,
+            sparse_top_values,
+        )
 
         if self._lexical is None:
-            texts = [paper.text for paper in recommender.corpus]
-            representation = TfidfRepresentation().fit(texts)
-            self._lexical = (representation, representation.transform(texts))
-        representation, rows = self._lexical
+            self._lexical = lexical_corpus(recommender)
+        index, rows = self._lexical
         aggregation = self.lexical_aggregation or recommender.aggregation
-        return aggregate(representation.transform(list(profile_texts)), rows, aggregation).scores
+        texts = list(profile_texts)
+
+        def compute(previous):
+            start = previous.n_items if previous is not None else 0
+            new = sparse_top_values(index.transform(texts[start:]), rows, aggregation) if len(texts) > start else None
+            return new if previous is None else merge_top_values(previous, new, aggregation)
+
+        state = getattr(recommender, "incremental", None)
+        if state is None or parse_aggregation(aggregation)[0] == "mean":
+            return compute(None).scores(aggregation)
+        values = state.signal_values(f"lexical-{aggregation}", rows.shape[0],
+                                     lambda n_items: kept(aggregation, n_items), compute)
+        return values.scores(aggregation)
+
+
+def corpus_factors(recommender, model) -> np.ndarray:
+    """The corpus papers' predicted collaborative factors: kept with the prepared corpus (one file per
+    model) when there is one, else from the model's own cache."""
+    import hashlib
+
+    def build() -> dict[str, np.ndarray]:
+        return {"factors": model.item_factors([paper.text for paper in recommender.corpus])}
+
+    extra = getattr(recommender, "corpus_extra", None)
+    cache_id = getattr(model, "cache_id", None)
+    if extra is None or cache_id is None:
+        return build()["factors"]
+    return extra(f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}", build)["factors"]
+
+
+def lexical_corpus(recommender):
+    """(LexicalIndex fitted on the corpus, the corpus's tf-idf rows): from the recommender's prepared
+    corpus (`corpus_extra`, recommender/scoring/prepared.py) when it has one, else fitted now."""
+    from scipy import sparse
+
+    from recommender.features.lexical import N_FEATURES, LexicalIndex
+
+    texts = [paper.text for paper in recommender.corpus]
+
+    def build() -> dict[str, np.ndarray]:
+        index = LexicalIndex.fit(texts)
+        rows = index.transform(texts)
+        return {**index.to_arrays(), "stop_words": np.array(sorted(index.stop_words)),
+                "data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
+
+    extra = getattr(recommender, "corpus_extra", None)
+    arrays = extra("lexical", build) if extra is not None else build()
+    index = LexicalIndex.from_arrays(arrays, arrays["stop_words"].tolist())
+    rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
+    return index, rows

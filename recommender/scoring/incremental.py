@@ -41,6 +41,9 @@ class IncrementalScorer:
     def __init__(self, folder: Path, context: str) -> None:
         self.folder, self.context = folder, context
         self.reused_items = 0  # how many items' values came from the last run (for the log and tests)
+        self._run = None  # this run's (path, hashes, rows, content best, the last run's state): saved by finish()
+        self._signals: dict[str, np.ndarray] = {}  # other signals' top-K values this run (e.g. the lexical one)
+        self._changed = False
 
     def _path(self, hashes: Sequence[bytes]) -> Path:
         # Named by the context and the library's first text: a library keeps its file while it grows.
@@ -61,17 +64,42 @@ class IncrementalScorer:
             release()
         previous = None
         if old is not None and parse_aggregation(aggregation)[0] != "mean":
-            old_hashes, _, best, n_old = old
+            old_hashes, _, best, n_old, _ = old
             prefix = n_old <= len(hashes) and old_hashes == hashes[:n_old]
             if prefix and best.shape == (corpus_rows.shape[0], kept(aggregation, n_old)):
                 previous = TopValues(best=best, total=None, n_items=n_old)
         kwargs = {} if budget_mb is None else {"budget_mb": budget_mb}
         values = top_values(rows, corpus_rows, aggregation, previous=previous, **kwargs)
         self.reused_items = previous.n_items if previous is not None else 0
-        if previous is None or previous.n_items != len(hashes):
-            _save(path, hashes, rows, values.best)
-            _prune(self.folder)
+        self._run, self._signals = (path, hashes, rows, values.best, old), {}
+        self._changed = previous is None or previous.n_items != len(hashes)
         return rows, values
+
+    def signal_values(self, name: str, n_papers: int, keep_for, compute) -> TopValues:
+        """Another signal's top-K values for this run's texts (after `score`): `compute(previous)` gets the
+        last run's values of this signal when the texts only grew (it scores the new ones and merges
+        them), else None (it scores all). `keep_for(n_items)`: the values' width for n items."""
+        previous = None
+        if self._run is not None:
+            _, hashes, _, _, old = self._run
+            if old is not None and name in old[4]:
+                old_hashes, n_old, best = old[0], old[3], old[4][name]
+                if n_old <= len(hashes) and old_hashes == hashes[:n_old] and best.shape == (n_papers, keep_for(n_old)):
+                    previous = TopValues(best=best, total=None, n_items=n_old)
+        values = compute(previous)
+        if self._run is not None:
+            self._signals[name] = values.best
+            self._changed = self._changed or previous is None or previous.n_items != values.n_items
+        return values
+
+    def finish(self) -> None:
+        """Keep this run's state for the next run (when anything changed)."""
+        if self._run is None or not self._changed:
+            return
+        path, hashes, rows, best, _ = self._run
+        _save(path, hashes, rows, best, self._signals)
+        _prune(self.folder)
+        self._run, self._changed = None, False
 
     @staticmethod
     def _rows(texts, hashes, representation, old) -> np.ndarray:
@@ -92,18 +120,23 @@ class IncrementalScorer:
         return rows
 
 
+_SIGNAL = "signal_"  # prefix of other signals' top-K values in the file
+
+
 def _load(path: Path):
-    """(hashes, rows, best, n_items) of the last run, or None when absent or not readable."""
+    """(hashes, rows, best, n_items, {signal: best}) of the last run, or None when absent or not readable."""
     try:
         with np.load(path, allow_pickle=False) as data:
             if int(data["format_version"]) != FORMAT_VERSION:
                 return None
             hashes = [bytes(row) for row in data["hashes"]]
             rows, best = data["rows"], data["best"]
-        if rows.dtype != np.float32 or best.dtype != np.float32 or rows.shape[0] != len(hashes):
+            signals = {name[len(_SIGNAL):]: data[name] for name in data.files if name.startswith(_SIGNAL)}
+        if rows.dtype != np.float32 or best.dtype != np.float32 or rows.shape[0] != len(hashes) or any(
+                values.dtype != np.float32 or values.ndim != 2 for values in signals.values()):
             raise ValueError("arrays of the wrong type or size")
         os.utime(path)
-        return hashes, rows, best, len(hashes)
+        return hashes, rows, best, len(hashes), signals
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
@@ -111,14 +144,16 @@ def _load(path: Path):
         return None
 
 
-def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray) -> None:
+def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray,
+          signals: dict[str, np.ndarray] | None = None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
         with os.fdopen(handle, "wb") as stream:
             np.savez(stream, format_version=np.array(FORMAT_VERSION),
                      hashes=np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),
-                     rows=np.ascontiguousarray(rows, dtype=np.float32), best=best)
+                     rows=np.ascontiguousarray(rows, dtype=np.float32), best=best,
+                     **{_SIGNAL + name: values for name, values in (signals or {}).items()})
         os.replace(temporary, path)
     except OSError as error:
         # the embedding cache has already warned about an unusable cache folder

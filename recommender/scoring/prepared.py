@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 KEEP_ENTRIES = 8  # prepared corpora kept (the least recently used beyond these are removed)
 _PACKAGE = Path(__file__).resolve().parents[1]
-_CLEANING_CODE = ("text.py", "items.py", "corpus", "formats", "scoring/ranking.py", "scoring/prepared.py")
+_CLEANING_CODE = ("text.py", "items.py", "corpus", "formats", "scoring/ranking.py", "scoring/prepared.py",
+                  "features/lexical.py")
 
 
 def prepared_dir() -> Path:
@@ -115,6 +117,35 @@ def store_prepared(key: str, prepared: PreparedCorpus, folder: Path | None = Non
     except (OSError, ValueError) as error:
         # the embedding cache has already warned about an unusable cache folder
         log.info("prepared corpus cache %s cannot be written (%s): the next run prepares it again", folder, error)
+
+
+def prepared_extra(key: str, name: str, build: Callable[[], dict[str, np.ndarray]],
+                   folder: Path | None = None) -> dict[str, np.ndarray]:
+    """Arrays a scoring signal keeps beside an entry (e.g. the lexical signal's idf and corpus rows):
+    read from `<entry>/<name>.npz` (allow_pickle=False), else built, stored and returned. Stored only
+    into an entry that exists; a damaged file is rebuilt, a failed write costs only speed."""
+    entry = (folder or prepared_dir()) / key
+    path = entry / f"{name}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {field: data[field] for field in data.files}
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+        log.warning("prepared corpus %s is damaged (%s): it is rebuilt", path, error)
+    arrays = build()
+    if entry.is_dir():
+        temporary = None
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".npz", dir=entry)  # mode 0600
+            with os.fdopen(handle, "wb") as stream:
+                np.savez(stream, **arrays)
+            os.replace(temporary, path)
+        except OSError as error:
+            if temporary:
+                Path(temporary).unlink(missing_ok=True)
+            log.info("prepared corpus %s cannot be written (%s): the next run builds it again", path, error)
+    return arrays
 
 
 def _private(path: str, flags: int) -> int:

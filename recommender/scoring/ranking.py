@@ -39,6 +39,8 @@ class Recommender:
         (content blended with collaborative), and the reasons stay the content reasons.
     fusion : a scoring.fusion.Fusion; when given, it makes the scores (content topK fused with
         its other signals, its own collaborative model included) and `model` is not used.
+    corpus_extra : `name, build → arrays`, the prepared corpus's store for what a signal derives from
+        the corpus (prepared.prepared_extra); None: derived in this process.
     """
 
     release_encoder = True  # free a neural encoder before scoring (batch scoring keeps it for the next user)
@@ -54,6 +56,7 @@ class Recommender:
         corpus_keys: CorpusKeys | None = None,
         incremental=None,
         fusion=None,
+        corpus_extra=None,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -74,6 +77,7 @@ class Recommender:
         self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
         # an incremental.IncrementalScorer: the last run's rows and top-K values (dense rows only)
         self.incremental = incremental if isinstance(self.corpus_rows, np.ndarray) else None
+        self.corpus_extra = corpus_extra
 
     def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
         """Aggregated content scores of every corpus paper for these library items."""
@@ -109,7 +113,9 @@ class Recommender:
             scores = values.scores(self.aggregation)
         owned = self._corpus_keys.owned(library)
         if self.fusion is not None:
-            scores = self.fusion.scores(self, texts, scores, owned)
+            scores = self.fusion.scores(self, texts, scores, owned, profile_rows=rows)
+        if self.incremental is not None:
+            self.incremental.finish()  # the library state with every signal's values, for the next run
         elif self.model is not None:
             from recommender.scoring.blend import hybrid_scores
 

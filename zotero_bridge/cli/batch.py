@@ -14,7 +14,7 @@ from typing import Any
 
 from recommender.batch.output import render_table
 from recommender.batch.runner import BatchSummary, score_libraries
-from recommender.items import LibraryItem, Paper
+from recommender.items import LibraryItem
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources import SQLITE_SUFFIXES, SourceOptions, read_library
@@ -97,10 +97,11 @@ class BatchRequest:
     scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
 
 
-def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
-    """Build one Recommender, score every library file, write rows (and the group summary)."""
+def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
+    """Build one Recommender (from the prepared-corpus cache, as reading-list), score every library file,
+    write rows (and the group summary)."""
     users = _checked_users(request)
-    recommender = _recommender(papers, request)
+    recommender = _recommender(corpus_paths, request)
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
         if request.scheduler:
@@ -110,7 +111,7 @@ def run_batch(papers: Sequence[Paper], request: BatchRequest) -> BatchSummary:
                                       fmt=request.fmt, top_n=request.top_n, overwrite=request.overwrite,
                                       group_summary=request.group_summary, group_name=group_name(request),
                                       jobs=request.jobs,
-                                      rebuild=functools.partial(_recommender, papers, request),
+                                      rebuild=functools.partial(_recommender, corpus_paths, request),
                                       progress=progress)
     if summary.group is not None:
         _write_group(summary, request.fmt)
@@ -161,12 +162,13 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
             cluster.close()
 
 
-def _recommender(papers: Sequence[Paper], request: BatchRequest):
-    """The one Recommender every user is scored with, built as `reading-list` builds it."""
-    from recommender.scoring.ranking import Recommender
+def _recommender(corpus_paths: Sequence[str], request: BatchRequest):
+    """The one Recommender every user is scored with, built as `reading-list` builds it (no kept
+    per-library state: each user is scored once)."""
+    from zotero_bridge.cli.common import build_recommender
 
-    return Recommender(papers, aggregation=request.aggregation, representation=request.features,
-                       model=request.model)
+    return build_recommender(corpus_paths, features=request.features, aggregation=request.aggregation,
+                             model=request.model, incremental=False)
 
 
 def group_name(request: BatchRequest) -> str:

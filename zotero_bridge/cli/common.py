@@ -188,13 +188,17 @@ def load_corpus_papers(corpus_paths):
     return loaded.papers
 
 
-def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None):
+def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None,
+                      incremental: bool = True):
     """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
     (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again.
-    `aggregation` and `model` come from `scoring` (a Fusion for "learned" and dense models)."""
+    `aggregation` and `model` come from `scoring` (a Fusion for "learned" and dense models); `incremental`:
+    keep each library's rows and top-K for its next run (one library per run; not for batch scoring)."""
+    import functools
+
     from recommender.corpus.store import resolve_corpus_path, zotrec_version
     from recommender.features import make_representation
-    from recommender.scoring.prepared import prepare
+    from recommender.scoring.prepared import prepare, prepared_extra
     from recommender.scoring.ranking import CorpusKeys, Recommender
 
     files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
@@ -218,14 +222,15 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
                             matrix, lambda papers: CorpusKeys(papers).to_json())
     _say_skipped(prepared.notes.get("skipped", []))
     _say_title_only(prepared.papers)
-    incremental = None
-    if prepared.matrix is not None:  # dense rows: keep each library's rows and top-K for the next run
+    kept = None
+    if incremental and prepared.matrix is not None:  # dense rows: keep the library's rows and top-K for the next run
         from recommender.scoring.incremental import IncrementalScorer, state_dir
 
-        incremental = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
+        kept = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
     return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
                        model=model, corpus_rows=prepared.matrix,
-                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=incremental)
+                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=kept,
+                       corpus_extra=functools.partial(prepared_extra, key))  # a partial: it crosses to workers
 
 
 def _say_skipped(skipped: list) -> None:

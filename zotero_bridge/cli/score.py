@@ -10,7 +10,6 @@ from zotero_bridge.cli.common import (
     AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     friendly_errors,
-    load_corpus_papers,
     load_model,
     log,
     run_inputs,
@@ -65,7 +64,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
                            output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
                            show_progress=logging.getLogger().level <= logging.INFO)
-    summary = run_batch(load_corpus_papers(corpus_paths), request)
+    summary = run_batch(corpus_paths, request)
     report, failures = summary_text(summary)
     log.info("%s", report)  # -q silences the report; failures are errors and always shown
     if failures:

@@ -8,8 +8,8 @@ from zotero_bridge.cli.common import (
     AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     DEFAULT_COLLECTION_NAME,
+    build_recommender,
     friendly_errors,
-    load_corpus_papers,
     load_model,
     log,
     scoring,
@@ -75,6 +75,7 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
         log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,
                                                            "library_type": found.library_type,
                                                            "endpoint": found.endpoint}))
-    request = SyncRequest(load_corpus_papers(corpus_paths), settings, collection_name, top_n=top_n, dry_run=dry_run,
-                          aggregation=aggregation, representation=features, model=model)
+    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model)
+    request = SyncRequest(recommender.corpus, settings, collection_name, top_n=top_n, dry_run=dry_run,
+                          aggregation=aggregation, representation=features, model=model, recommender=recommender)
     click.echo(render_sync_report(run_sync(request), fmt), nl=False)

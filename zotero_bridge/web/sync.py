@@ -41,6 +41,7 @@ class SyncRequest:
     representation: str = "tfidf"
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
+    recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
 
 
 @dataclass
@@ -81,8 +82,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
     from recommender.scoring.ranking import Recommender
     from zotero_bridge.feedback.memory import Memory
 
-    recommender = Recommender(request.papers, representation=request.representation,
-                              aggregation=request.aggregation, model=request.model)
+    recommender = request.recommender or Recommender(request.papers, representation=request.representation,
+                                                     aggregation=request.aggregation, model=request.model)
     session, cache = open_session(request.options)
     memory = Memory(request.memory_path)
     library = library_name(session.credentials.library_type, session.credentials.library_id)

@@ -1,0 +1,77 @@
+"""The run-time lexical signal and the per-user linear model without scikit-learn: the same rows,
+values and decision scores as scikit-learn's on real titles and abstracts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from recommender.features.lexical import LexicalIndex
+from recommender.features.tfidf import TfidfRepresentation
+from recommender.scoring.aggregation import sparse_top_values, top_values
+from tests.conftest import SEEDS
+
+
+def _texts(shared, n_titles: int = 4000):
+    corpus = [json.loads(line)["title"] for line in
+              (shared / "data" / "icml2025" / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
+    corpus += [path.read_text(encoding="utf-8") for path in SEEDS]
+    titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:n_titles]
+    library = titles + ["Ünïcödé naïve façade — Schrödinger", "", "a b", "数据 挖掘 of the graph", "Graph graph GRAPH"]
+    return corpus, library
+
+
+def test_lexical_rows_equal_scikit_learns_array_for_array(shared):
+    corpus, library = _texts(shared)
+    reference = TfidfRepresentation().fit(corpus)
+    index = LexicalIndex.fit(corpus)
+    assert np.array_equal(index.idf, reference._idf.idf_)
+    for texts in (corpus, library):
+        want, got = reference.transform(texts), index.transform(texts)
+        for field in ("data", "indices", "indptr"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    stored = LexicalIndex.from_arrays(index.to_arrays(), sorted(index.stop_words))
+    assert np.array_equal(stored.idf, index.idf)
+
+
+@pytest.mark.parametrize("aggregation", ["top5", "max", "top3", "top10", "mean"])
+def test_sparse_top_values_are_top_values_bit_for_bit(shared, aggregation, monkeypatch):
+    from recommender.scoring import aggregation as module
+
+    corpus, library = _texts(shared, 2500)  # more than one 2,048-row chunk
+    index = LexicalIndex.fit(corpus)
+    corpus_rows, library_rows = index.transform(corpus), index.transform(library)
+    want = top_values(library_rows, corpus_rows, aggregation)
+    for block in (module._SPARSE_CHUNK_ITEMS, 700):  # one product, then blocks of items merged
+        monkeypatch.setattr(module, "_SPARSE_CHUNK_ITEMS", block)
+        got = sparse_top_values(library_rows, corpus_rows, aggregation)
+        assert np.array_equal(got.best, want.best)
+        assert np.array_equal(got.scores(aggregation), want.scores(aggregation))
+    few = sparse_top_values(library_rows[:2], corpus_rows, aggregation)  # fewer items than K
+    assert np.array_equal(few.scores(aggregation), top_values(library_rows[:2], corpus_rows, aggregation).scores(aggregation))
+
+
+def test_the_logistic_fit_gives_scikit_learns_scores_on_real_embeddings(shared):
+    pytest.importorskip("onnxruntime")
+    from sklearn.linear_model import LogisticRegression
+
+    from recommender.features import make_representation
+    from recommender.scoring.learned import fit_logistic
+
+    corpus, library = _texts(shared, 400)
+    encoder = make_representation("dense")
+    corpus_rows = np.asarray(encoder.transform(corpus[:600]))
+    for positives in (library[:30], library[:400]):
+        rows = np.asarray(encoder.transform(positives))
+        rng = np.random.default_rng(0)
+        negatives = corpus_rows[rng.choice(len(corpus_rows), size=min(max(200, 10 * len(rows)), 600), replace=False)]
+        x = np.vstack([rows, negatives]).astype(np.float64)
+        y = np.r_[np.ones(len(rows)), np.zeros(len(negatives))]
+        reference = LogisticRegression(C=1.0, class_weight="balanced", max_iter=200).fit(x, y).coef_.ravel()
+        mine = fit_logistic(x, y)
+        assert np.abs(mine - reference).max() < 1e-8
+        scores = corpus_rows.astype(np.float64)
+        assert np.array_equal(np.argsort(-(scores @ mine), kind="stable"),
+                              np.argsort(-(scores @ reference), kind="stable"))

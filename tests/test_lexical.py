@@ -75,3 +75,28 @@ def test_the_logistic_fit_gives_scikit_learns_scores_on_real_embeddings(shared):
         scores = corpus_rows.astype(np.float64)
         assert np.array_equal(np.argsort(-(scores @ mine), kind="stable"),
                               np.argsort(-(scores @ reference), kind="stable"))
+
+
+def test_a_library_over_the_cap_trains_on_a_sample_that_ranks_like_the_whole(shared, monkeypatch):
+    """Beyond MAX_POSITIVES items the linear model sees a seeded sample: at most that many rows (the
+    fit's memory), the same scores run to run, and nearly the same order as all items (real titles)."""
+    pytest.importorskip("onnxruntime")
+    from scipy.stats import spearmanr
+
+    from recommender.features import make_representation
+    from recommender.scoring import learned
+
+    corpus, library = _texts(shared, 800)
+    encoder = make_representation("dense")
+    corpus_rows = np.asarray(encoder.transform(corpus[:1000]))
+    rows = np.asarray(encoder.transform(library[:800]))
+    whole = learned.linear_user_scores(rows, corpus_rows, corpus_rows)
+    seen = []
+    real_fit = learned.fit_logistic
+    monkeypatch.setattr(learned, "fit_logistic", lambda x, y: seen.append(int(y.sum())) or real_fit(x, y))
+    monkeypatch.setattr(learned, "MAX_POSITIVES", 400)
+    sampled = learned.linear_user_scores(rows, corpus_rows, corpus_rows)
+    assert seen == [400]
+    assert np.array_equal(sampled, learned.linear_user_scores(rows, corpus_rows, corpus_rows))
+    assert not np.array_equal(sampled, whole)
+    assert spearmanr(sampled, whole).statistic > 0.95

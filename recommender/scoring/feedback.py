@@ -115,10 +115,9 @@ def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_row
 
 
 def feedback_weight(corpus_rows) -> float:
-    """The linear model's weight for these feature rows: tf-idf (sparse) or dense."""
-    from scipy import sparse
-
-    return LINEAR_WEIGHT if sparse.issparse(corpus_rows) else DENSE_LINEAR_WEIGHT
+    """The linear model's weight for these feature rows: dense (an array, scored by the fused score) or
+    anything else (tf-idf, as measured; the hybrid keeps that weight, unmeasured)."""
+    return DENSE_LINEAR_WEIGHT if isinstance(corpus_rows, np.ndarray) else LINEAR_WEIGHT
 
 
 def standardised(values: np.ndarray) -> np.ndarray:

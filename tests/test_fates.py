@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from recommender.items import Paper, Reason, Recommendation
-from recommender.scoring.feedback import Feedback, apply_feedback
+from recommender.scoring.feedback import DENSE_LINEAR_WEIGHT, LINEAR_WEIGHT, Feedback, apply_feedback
 from zotero_bridge.feedback.fates import LibraryView, fate_of, fingerprint, lift_children
 from zotero_bridge.feedback.learn import feedback_for
 from zotero_bridge.feedback.memory import RETIRED, Memory, Remembered
@@ -90,14 +90,37 @@ def test_apply_feedback_drops_dismissed_and_learns():
     assert {"p1", "p2", "p3"}.isdisjoint(ids) and len(ids) == 20 and [r.rank for r in out] == list(range(1, 21))
     assert all("like 'Kept one', which you kept" in r.feedback for r in out)
     everything = [r.paper.id for r in apply_feedback(recs, [p.id for p in papers], rows, feedback,
-                                                     profile_rows=rows[[0, 1]])]
+                                                     profile_rows=rows[[0, 1]], weight=LINEAR_WEIGHT)]
     near = [f"p{i}" for i in np.argsort(-(rows @ rows[2]))[4:24]]  # the dismissed paper's neighbours
     before = np.mean([[r.paper.id for r in recs if r.paper.id not in ("p1", "p2", "p3")].index(n) for n in near])
     assert np.mean([everything.index(n) for n in near]) > before  # ranked lower once it was dismissed
     assert apply_feedback(recs, [p.id for p in papers], rows, Feedback(), top_n=5) == recs[:5]
-    lowered = [r for r in apply_feedback(recs, [p.id for p in papers], rows, feedback, profile_rows=rows[[0, 1]])
+    lowered = [r for r in apply_feedback(recs, [p.id for p in papers], rows, feedback, profile_rows=rows[[0, 1]],
+                                         weight=LINEAR_WEIGHT)
                if r.paper.id in near and any("less like 'Paper 2', which you removed" in n for n in r.feedback)]
     assert lowered  # the reasons name the dismissed paper that moved its neighbours down
+
+
+def test_the_linear_models_weight_follows_the_features():
+    """Dense rows (scored by the fused score) get the dense simulation's weight, tf-idf rows the tf-idf one."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(1)
+    rows = rng.random((150, 12))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    papers = [Paper(f"p{i}", f"Paper {i}") for i in range(150)]
+    recs = [Recommendation(p, float(rows[i] @ rows[0]), (), i + 1) for i, p in enumerate(papers)]
+    feedback = Feedback(kept=frozenset({"p1"}), dismissed={"p2": "removed", "p5": "trashed"})
+    ids = [p.id for p in papers]
+
+    def scores(features, **weight):
+        out = apply_feedback(recs, ids, features, feedback, profile_rows=features[[0, 1]], **weight)
+        return [round(r.score, 9) for r in out]
+
+    assert scores(rows) == scores(rows, weight=DENSE_LINEAR_WEIGHT) != scores(rows, weight=LINEAR_WEIGHT)
+    sparse_rows = sparse.csr_matrix(rows)
+    assert scores(sparse_rows) == scores(sparse_rows, weight=LINEAR_WEIGHT) != scores(sparse_rows,
+                                                                                      weight=DENSE_LINEAR_WEIGHT)
 
 
 def test_the_memory_file_is_private_and_atomic(tmp_path):

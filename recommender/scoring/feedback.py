@@ -6,9 +6,10 @@ untouched for several runs, and how many members of a group saved each paper. He
 
 - dismissed, kept (now owned) and stale papers leave the ranking for good;
 - a per-user logistic regression on the features (library and kept papers positive, dismissed papers and
-  random corpus papers negative) is added to the standardised content score with weight LINEAR_WEIGHT:
-  the rule and the weight the CiteULike feedback simulation chose over a similarity penalty
-  (docs/evaluation.md);
+  random corpus papers negative) is added to the standardised score: the rule the CiteULike feedback
+  simulation chose over a similarity penalty (docs/evaluation.md), with weight LINEAR_WEIGHT on tf-idf rows
+  and DENSE_LINEAR_WEIGHT on dense rows (where the score is already the fused one, which holds its own linear
+  model: a large weight there lost recall in the dense simulation);
 - a paper saved by other members of the group gains `group_boost × σ × log(1 + members)`;
 - the reasons say which feedback moved a paper.
 """
@@ -26,6 +27,9 @@ from recommender.text import doi_key, title_key
 # The weight of the per-user linear model against the content score (both standardised), chosen on a
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
 LINEAR_WEIGHT = 4.0
+# The same on dense (MiniLM) rows after the fused score, chosen on the dense simulation's validation fold
+# (recommender/evaluation/feedback_dense.py; 0.25 best of 0.25, 0.5, 1, 4 on citeulike-a).
+DENSE_LINEAR_WEIGHT = 0.25
 DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
 GROUP_BOOST = 0.5
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
@@ -110,6 +114,12 @@ def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_row
     return np.asarray(candidate_rows @ model.coef_.ravel()).ravel()
 
 
+def feedback_weight(corpus_rows) -> float:
+    """The linear model's weight for these feature rows: dense (an array, scored by the fused score) or
+    anything else (tf-idf, as measured; the hybrid keeps that weight, unmeasured)."""
+    return DENSE_LINEAR_WEIGHT if isinstance(corpus_rows, np.ndarray) else LINEAR_WEIGHT
+
+
 def standardised(values: np.ndarray) -> np.ndarray:
     spread = float(np.std(values)) or 1.0
     return (values - float(np.mean(values))) / spread
@@ -124,11 +134,13 @@ def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -
 
 
 def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], corpus_rows, feedback: Feedback,
-                   *, profile_rows=None, top_n: int = 0, weight: float = LINEAR_WEIGHT,
+                   *, profile_rows=None, top_n: int = 0, weight: float | None = None,
                    group_boost: float = GROUP_BOOST, seed: int = 0) -> list[Recommendation]:
     """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
     of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
-    top `top_n` (0: all), ranks renumbered."""
+    top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`)."""
+    if weight is None:
+        weight = feedback_weight(corpus_rows)
     if not feedback or not recs:
         return _renumber(list(recs)[:top_n] if top_n else list(recs))
     position = {paper_id: index for index, paper_id in enumerate(corpus_ids)}

@@ -136,23 +136,36 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, features, f
 @click.option("--fold", type=click.IntRange(0, 4), default=0, show_default=True, help="The item-cold fold reported.")
 @click.option("--users", type=click.IntRange(min=0), default=2000, show_default=True,
               help="Users sampled per fold (0: all; the per-user model makes all of them slow).")
+@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
+              help="tfidf: tf-idf top5; dense: MiniLM with the fused score zotrec uses by default.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @friendly_errors
-def evaluate_feedback_command(data_spec, fold, users, fmt, output):
+def evaluate_feedback_command(data_spec, fold, users, features, fmt, output):
     """A simulated user over 3 rounds of top-20 lists keeps their hidden saves and removes the rest:
     precision@20 and recall@50 per round, with and without learning from it (rule chosen on fold 1).
 
     \b
     Example:
         zotrec evaluate feedback --data citeulike-a:../shared/data/citeulike-a --users 2000
+        zotrec evaluate feedback --data citeulike-a:../shared/data/citeulike-a --users 2000 --features dense
     """
     import json
 
     from recommender.collaborative.datasets import load_dataset
     from recommender.evaluation.feedback_sim import evaluate_feedback, format_feedback_table
 
-    report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None)
+    if features == "dense":
+        from recommender.evaluation.feedback_dense import evaluate_feedback_dense
+        from recommender.features import make_representation
+        from recommender.features.dense import require_dense
+
+        require_dense()
+        representation = make_representation("dense")
+        report = evaluate_feedback_dense(load_dataset(data_spec), representation, representation.model_id,
+                                         fold=fold, users=users or None)
+    else:
+        report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_feedback_table(report)
     write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 

@@ -27,7 +27,7 @@ SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-de
 MAPS = ("knn", "ridge")
 NEIGHBOURS = 20  # chosen on citeulike-a fold-0 validation (docs/evaluation.md): 20 > 50 > 100
 TEMPERATURE = 0.05
-_CHUNK = 256  # rows per similarity block: ~70 MB at a time (1,024 made a cold run's peak 750 MB); same bits
+_CHUNK = 64  # rows per similarity block: ~17 MB at a time (1,024 made a cold run's peak 750 MB, 256 421 MB); same bits
 
 
 def knn_factors(vectors: np.ndarray, neighbour_vectors: np.ndarray, neighbour_factors: np.ndarray,

@@ -208,15 +208,37 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
     data = citeulike_slice
     test_items = item_cold_folds(data.n_items)[0]
     result = run_dense_fold(data, _projected_vectors(data), 0, test_items, settings_for(data, FAST),
-                            "projected-tfidf", "top5", svm_users=10)
+                            "projected-tfidf", "top5", svm_users=10, adapter_beta=0.5)
     floor = random_floor(len(test_items))["recall@50"]
     for name in ("dense top5", "logreg, sampled negatives (dense)", "zotrec linear model (dense)",
-                 "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)"):
+                 "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)",
+                 "adapted space top5", "zotrec linear model (adapted space)", "zotrec fused, adapted space"):
         assert result.metrics[name]["recall@50"] > 2 * floor, name
-    weights = result.blend_weights
-    assert set(weights) == {"content", "lexical", "learned", "collaborative"}
-    assert sum(weights.values()) == pytest.approx(1.0) and min(weights.values()) >= 0
+    weights = dict(result.blend_weights)
+    adapter, beta = weights.pop("adapter"), weights.pop("adapter_beta")
+    assert beta == 0.5
+    for shares in (weights, adapter):
+        assert set(shares) == {"content", "lexical", "learned", "collaborative"}
+        assert sum(shares.values()) == pytest.approx(1.0) and min(shares.values()) >= 0
     assert "linear SVM (dense)" in result.svm_sample
+    assert "zotrec fused, adapted space" in result.svm_sample  # every rule on the SVM's users too
+
+
+def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
+    from recommender.evaluation.dense_adapter import adapted
+
+    rng = np.random.default_rng(3)
+    vectors, factors = rng.normal(size=(6, 8)), rng.normal(size=(6, 4)) * 5
+    unit = lambda rows: rows / np.linalg.norm(rows, axis=1, keepdims=True)  # noqa: E731
+    space = adapted(vectors, factors, beta=0.5)
+    assert space.shape == (6, 12) and np.allclose(np.linalg.norm(space, axis=1), 1.0)
+    expected = (unit(vectors) @ unit(vectors).T + 0.25 * unit(factors) @ unit(factors).T) / 1.25
+    assert np.allclose(space @ space.T, expected, atol=1e-6)
+    # two papers with the same text but opposite factors (saved by different people) move apart
+    twin = adapted(vectors[[0, 0]], np.vstack([factors[0], -factors[0]]), beta=1.0)
+    assert twin[0] @ twin[1] == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError):
+        adapted(vectors, factors[:3])
 
 
 def test_dense_vectors_of_a_bag_of_words_are_weighted_word_embeddings():

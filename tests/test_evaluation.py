@@ -241,6 +241,34 @@ def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
         adapted(vectors, factors[:3])
 
 
+def test_adapted_representation_ranks_in_the_adapted_space():
+    from recommender.evaluation.dense_adapter import AdaptedRepresentation
+    from recommender.scoring.ranking import Recommender
+
+    axis = {"flows": [1.0, 0.0], "series": [0.0, 1.0]}
+
+    class Words:  # same text vector for both corpus papers; only their predicted factors differ
+        name = "words"
+
+        def fit(self, texts):
+            return self
+
+        def transform(self, texts):
+            return np.array([axis[text.split()[0]] for text in texts], dtype=np.float32)
+
+    class Factors:
+        def item_factors(self, texts):
+            return np.array([[1.0, 0.0] if "saved-together" in text else [0.0, 1.0] for text in texts])
+
+    papers = [Paper(id=str(i), title=title) for i, title in enumerate(["flows other", "flows saved-together"])]
+    library = [LibraryItem(key="K", title="flows saved-together mine")]
+    representation = AdaptedRepresentation(Words(), Factors(), beta=1.0)
+    assert representation.name == "words+adapter"
+    ranked = Recommender(papers, representation=representation, aggregation="max").recommend(library, top_n=2)
+    assert [rec.paper.id for rec in ranked] == ["1", "0"]  # the text ties; co-saving breaks the tie
+    assert ranked[0].reasons[0].similarity == pytest.approx(1.0) and ranked[1].reasons[0].similarity == pytest.approx(0.5)
+
+
 def test_dense_vectors_of_a_bag_of_words_are_weighted_word_embeddings():
     from recommender.collaborative.dense_model import dataset_vectors
 

@@ -43,4 +43,23 @@ def adapted_fold(fold, beta: float = ADAPTER_BETA):
     return replace(fold, train_vectors=train, test_vectors=test, dense_similarity=train @ test.T)
 
 
-__all__ = ["ADAPTER_BETA", "adapted", "adapted_fold"]
+class AdaptedRepresentation:
+    """A Representation (features/base.py) whose rows live in the adapted space: the base encoder's
+    embeddings joined to a dense collaborative model's predicted factors of the same texts. With it a
+    Recommender's topK, reasons and per-user linear model all use the adapted space (what
+    benchmarks/topic_coverage.py and icml_leaveout.py measure; zotrec does not ship it)."""
+
+    def __init__(self, base, model, beta: float = ADAPTER_BETA) -> None:
+        self.base, self.model, self.beta = base, model, beta
+        self.name = f"{getattr(base, 'name', 'dense')}+adapter"
+
+    def fit(self, texts) -> AdaptedRepresentation:
+        self.base = self.base.fit(texts)
+        return self
+
+    def transform(self, texts) -> np.ndarray:
+        texts = list(texts)
+        return adapted(np.asarray(self.base.transform(texts)), self.model.item_factors(texts), self.beta)
+
+
+__all__ = ["ADAPTER_BETA", "AdaptedRepresentation", "adapted", "adapted_fold"]

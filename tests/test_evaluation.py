@@ -224,6 +224,24 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
     assert "zotrec fused, adapted space" in result.svm_sample  # every rule on the SVM's users too
 
 
+def test_dense_protocol_sample_only_scores_the_svm_users_alone(citeulike_slice):
+    from recommender.evaluation.dense_protocol import run_dense_fold
+    from recommender.evaluation.protocol import settings_for
+
+    data = citeulike_slice
+    test_items = item_cold_folds(data.n_items)[0]
+    args = (data, _projected_vectors(data), 0, test_items, settings_for(data, FAST), "projected-tfidf", "top5")
+    full = run_dense_fold(*args, svm_users=12)
+    sampled = run_dense_fold(*args, svm_users=12, sample_only=True)
+    assert sampled.users == 12 < full.users
+    assert sampled.blend_weights == full.blend_weights  # weights come from the same validation split
+    assert set(sampled.metrics) | {"linear SVM (dense)"} == set(sampled.svm_sample) == set(full.svm_sample)
+    # the same users: the same figures for the rules without random negatives (those draw them per row)
+    for name in ("dense top5", "tf-idf top5", "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user"):
+        assert sampled.metrics[name] == pytest.approx(full.svm_sample[name]), name
+        assert sampled.svm_sample[name] == pytest.approx(sampled.metrics[name]), name
+
+
 def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
     from recommender.evaluation.dense_adapter import adapted
 

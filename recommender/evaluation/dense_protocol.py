@@ -181,9 +181,10 @@ def choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
 
 def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, test_items: np.ndarray,
                    settings: ALSSettings, encoder_id: str, aggregation: str, svm_users: int,
-                   adapter_beta: float = 0.0) -> FoldResult:
+                   adapter_beta: float = 0.0, sample_only: bool = False) -> FoldResult:
     """Every rule on dense features for one fold, plus zotrec's fused score and its ablations
-    (`adapter_beta` > 0: also the fusion in the collaborative adapter's space, evaluation/dense_adapter.py)."""
+    (`adapter_beta` > 0: also the fusion in the collaborative adapter's space, evaluation/dense_adapter.py;
+    `sample_only`: the test fold's rules on the SVM's sampled users alone, the weights chosen as always)."""
     from recommender.evaluation.dense_adapter import adapted_fold
 
     started = time.perf_counter()
@@ -198,6 +199,10 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
         result.blend_weights = {**weights, "adapter": adapter_weights, "adapter_beta": adapter_beta}
     sample = np.sort(np.random.default_rng(fold_index).choice(
         len(fold.users), size=min(svm_users, len(fold.users)), replace=False)).astype(np.int64)
+    if sample_only and len(sample):
+        fold.users, fold.relevant, fold.user_factors = fold.users[sample], fold.relevant[sample], fold.user_factors[sample]
+        fold.positions = [fold.positions[row] for row in sample]
+        result.users, sample = len(sample), np.arange(len(sample))
 
     def record(name: str, scores: np.ndarray) -> None:
         per_user = ranking_metrics(scores, fold.relevant, seed=fold_index)

@@ -3,6 +3,7 @@ FoldResult as JSON): mean ± std over folds per rule, on all users and on the SV
 the shipped form's ratio to the best peer rule.
 
     python benchmarks/dense_table.py citeulike-a:a_f0.out,a_f1.out,... citeulike-t:t_f0.out,...
+    # a name ending in @svm: those outputs count for the SVM users' table only (dense_fold.py ... sample-only)
 """
 
 from __future__ import annotations
@@ -53,10 +54,12 @@ def main(specs: list[str]) -> None:
         name, paths = spec.split(":", 1)
         datasets[name] = load(paths.split(","))
     for key, title in (("metrics", "all evaluated users"), ("svm_sample", "the SVM's sampled users")):
-        tables = {name: summary(folds, key) for name, folds in datasets.items()}
+        tables = {name.removesuffix("@svm"): summary(folds, key) for name, folds in datasets.items()
+                  if key == "svm_sample" or not name.endswith("@svm")}
         rows = list(dict.fromkeys(row for table in tables.values() for row in table))
-        counted = {n: sum(x["users"] for x in f) if key == "metrics" else "the sampled" for n, f in datasets.items()}
-        print(f"\n{title}: " + ", ".join(f"{n} {len(f)} folds, {counted[n]} users" for n, f in datasets.items()))
+        counted = {n.removesuffix("@svm"): (len(f), sum(x["users"] for x in f) if key == "metrics" else "sampled")
+                   for n, f in datasets.items()}
+        print(f"\n{title}: " + ", ".join(f"{n} {counted[n][0]} folds, {counted[n][1]} users" for n in tables))
         print("| rule | " + " | ".join(f"{n} {m}" for n in tables for m in METRICS) + " |")
         print("|---|" + "---:|" * (len(METRICS) * len(tables)))
         for row in rows:

@@ -56,6 +56,8 @@ def main(specs: list[str]) -> None:
     for key, title in (("metrics", "all evaluated users"), ("svm_sample", "the SVM's sampled users")):
         tables = {name.removesuffix("@svm"): summary(folds, key) for name, folds in datasets.items()
                   if key == "svm_sample" or not name.endswith("@svm")}
+        if not tables:
+            continue
         rows = list(dict.fromkeys(row for table in tables.values() for row in table))
         counted = {n.removesuffix("@svm"): (len(f), sum(x["users"] for x in f) if key == "metrics" else "sampled")
                    for n, f in datasets.items()}

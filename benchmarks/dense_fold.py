@@ -1,8 +1,12 @@
 """One item-cold fold on dense features: every peer rule and zotrec's fused score (what `zotrec evaluate citeulike
 --features dense` runs per fold), printed as recall@50 / recall@20 / nDCG@50 per rule.
 
-    python benchmarks/dense_fold.py citeulike-a:../shared/data/citeulike-a 128 top5 300 [fold]
-    # data spec, ALS factors, the topK inside the fusion, SVM users (0 skips the SVM), fold (default 0)
+    python benchmarks/dense_fold.py citeulike-a:../shared/data/citeulike-a 128 top5 300 [fold] [beta]
+    # data spec, ALS factors, the topK inside the fusion, SVM users (0 skips the SVM), fold (default 0),
+    # the collaborative adapter's β (default 0: no adapter rows; evaluation/dense_adapter.py),
+    # "sample-only": every rule of the test fold on the SVM's users alone (weights chosen as always)
+
+The last line is the whole FoldResult as JSON (every metric, on all users and on the SVM sample).
 """
 
 from __future__ import annotations
@@ -21,22 +25,26 @@ from recommender.evaluation.protocol import item_cold_folds, settings_for  # noq
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
 
 
-def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0) -> None:
+def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0, beta: float = 0.0,
+         sample_only: bool = False) -> None:
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())
     settings = settings_for(data)
     settings.factors = factors
     started = time.process_time()
     result = run_dense_fold(data, vectors, fold, item_cold_folds(data.n_items)[fold], settings, MODEL_ID,
-                            aggregation, svm_users)
+                            aggregation, svm_users, adapter_beta=beta, sample_only=sample_only)
     print(json.dumps({"fold": fold, "weights": result.blend_weights, "seconds": result.seconds,
                       "cpu": time.process_time() - started}))
     for name, values in result.metrics.items():
         print(f"{name:40s} {values['recall@50']:.4f} {values['recall@20']:.4f} {values['ndcg@50']:.4f}")
     for name, values in result.svm_sample.items():
         print("svm-sample", f"{name:40s} {values['recall@50']:.4f}")
+    print(json.dumps(result.__dict__))
 
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *(int(a) for a in sys.argv[5:]))
+    extra = sys.argv[5:]
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *([int(extra[0])] if extra else []),
+         *(float(a) for a in extra[1:2]), *(a == "sample-only" for a in extra[2:3]))

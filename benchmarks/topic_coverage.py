@@ -19,8 +19,14 @@ sys.path.insert(0, str(ROOT))
 
 from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
 from recommender.corpus.readers import load_corpus  # noqa: E402
+from recommender.evaluation.dense_adapter import AdaptedRepresentation  # noqa: E402
+from recommender.features import make_representation  # noqa: E402
 from recommender.scoring.fusion import Fusion, FusionWeights, default_weights  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
+
+
+# the adapter form's weights chosen on citeulike-a fold 0's validation split (docs/evaluation.md)
+ADAPTER_WEIGHTS = FusionWeights(lexical=0.016, learned=0.64, collaborative=0.2)
 
 
 def library_topics(path: Path) -> tuple[list, dict[str, str]]:
@@ -45,11 +51,14 @@ def main(library: Path, corpus: Path, top_n: int) -> None:
         "fused, content only (default without a model)": Fusion(default_weights(None)),
         "fused with the shipped collaborative part (default)": Fusion(default_weights(model), model),
         "collaborative only": Fusion(FusionWeights(collaborative=1.0), model),
+        "fused in the collaborative adapter's space (not shipped)": Fusion(ADAPTER_WEIGHTS, model),
     }
     wanted = sorted(set(topics.get(item.key, "?") for item in items))
     print(f"{library}: {len(items)} items, topics: {', '.join(wanted)}")
     for name, fusion in forms.items():
-        recommender = Recommender(papers, representation="dense", fusion=fusion)
+        representation = (AdaptedRepresentation(make_representation("dense"), model) if fusion is not None
+                          and fusion.weights is ADAPTER_WEIGHTS else "dense")
+        recommender = Recommender(papers, representation=representation, fusion=fusion)
         counts = collections.Counter(
             topics.get(rec.reasons[0].item_key, "?") if rec.reasons else "?"
             for rec in recommender.recommend(items, top_n=top_n))

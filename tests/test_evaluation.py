@@ -208,15 +208,83 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
     data = citeulike_slice
     test_items = item_cold_folds(data.n_items)[0]
     result = run_dense_fold(data, _projected_vectors(data), 0, test_items, settings_for(data, FAST),
-                            "projected-tfidf", "top5", svm_users=10)
+                            "projected-tfidf", "top5", svm_users=10, adapter_beta=0.5)
     floor = random_floor(len(test_items))["recall@50"]
     for name in ("dense top5", "logreg, sampled negatives (dense)", "zotrec linear model (dense)",
-                 "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)"):
+                 "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)",
+                 "adapted space top5", "zotrec linear model (adapted space)", "zotrec fused, adapted space"):
         assert result.metrics[name]["recall@50"] > 2 * floor, name
-    weights = result.blend_weights
-    assert set(weights) == {"content", "lexical", "learned", "collaborative"}
-    assert sum(weights.values()) == pytest.approx(1.0) and min(weights.values()) >= 0
+    weights = dict(result.blend_weights)
+    adapter, beta = weights.pop("adapter"), weights.pop("adapter_beta")
+    assert beta == 0.5
+    for shares in (weights, adapter):
+        assert set(shares) == {"content", "lexical", "learned", "collaborative"}
+        assert sum(shares.values()) == pytest.approx(1.0) and min(shares.values()) >= 0
     assert "linear SVM (dense)" in result.svm_sample
+    assert "zotrec fused, adapted space" in result.svm_sample  # every rule on the SVM's users too
+
+
+def test_dense_protocol_sample_only_scores_the_svm_users_alone(citeulike_slice):
+    from recommender.evaluation.dense_protocol import run_dense_fold
+    from recommender.evaluation.protocol import settings_for
+
+    data = citeulike_slice
+    test_items = item_cold_folds(data.n_items)[0]
+    args = (data, _projected_vectors(data), 0, test_items, settings_for(data, FAST), "projected-tfidf", "top5")
+    full = run_dense_fold(*args, svm_users=12)
+    sampled = run_dense_fold(*args, svm_users=12, sample_only=True)
+    assert sampled.users == 12 < full.users
+    assert sampled.blend_weights == full.blend_weights  # weights come from the same validation split
+    assert set(sampled.metrics) | {"linear SVM (dense)"} == set(sampled.svm_sample) == set(full.svm_sample)
+    # the same users: the same figures for the rules without random negatives (those draw them per row)
+    for name in ("dense top5", "tf-idf top5", "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user"):
+        assert sampled.metrics[name] == pytest.approx(full.svm_sample[name]), name
+        assert sampled.svm_sample[name] == pytest.approx(sampled.metrics[name]), name
+
+
+def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
+    from recommender.evaluation.dense_adapter import adapted
+
+    rng = np.random.default_rng(3)
+    vectors, factors = rng.normal(size=(6, 8)), rng.normal(size=(6, 4)) * 5
+    unit = lambda rows: rows / np.linalg.norm(rows, axis=1, keepdims=True)  # noqa: E731
+    space = adapted(vectors, factors, beta=0.5)
+    assert space.shape == (6, 12) and np.allclose(np.linalg.norm(space, axis=1), 1.0)
+    expected = (unit(vectors) @ unit(vectors).T + 0.25 * unit(factors) @ unit(factors).T) / 1.25
+    assert np.allclose(space @ space.T, expected, atol=1e-6)
+    # two papers with the same text but opposite factors (saved by different people) move apart
+    twin = adapted(vectors[[0, 0]], np.vstack([factors[0], -factors[0]]), beta=1.0)
+    assert twin[0] @ twin[1] == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError):
+        adapted(vectors, factors[:3])
+
+
+def test_adapted_representation_ranks_in_the_adapted_space():
+    from recommender.evaluation.dense_adapter import AdaptedRepresentation
+    from recommender.scoring.ranking import Recommender
+
+    axis = {"flows": [1.0, 0.0], "series": [0.0, 1.0]}
+
+    class Words:  # same text vector for both corpus papers; only their predicted factors differ
+        name = "words"
+
+        def fit(self, texts):
+            return self
+
+        def transform(self, texts):
+            return np.array([axis[text.split()[0]] for text in texts], dtype=np.float32)
+
+    class Factors:
+        def item_factors(self, texts):
+            return np.array([[1.0, 0.0] if "saved-together" in text else [0.0, 1.0] for text in texts])
+
+    papers = [Paper(id=str(i), title=title) for i, title in enumerate(["flows other", "flows saved-together"])]
+    library = [LibraryItem(key="K", title="flows saved-together mine")]
+    representation = AdaptedRepresentation(Words(), Factors(), beta=1.0)
+    assert representation.name == "words+adapter"
+    ranked = Recommender(papers, representation=representation, aggregation="max").recommend(library, top_n=2)
+    assert [rec.paper.id for rec in ranked] == ["1", "0"]  # the text ties; co-saving breaks the tie
+    assert ranked[0].reasons[0].similarity == pytest.approx(1.0) and ranked[1].reasons[0].similarity == pytest.approx(0.5)
 
 
 def test_dense_vectors_of_a_bag_of_words_are_weighted_word_embeddings():

@@ -163,26 +163,46 @@ def recall50(scores: np.ndarray, relevant: np.ndarray) -> float:
     return float((np.take_along_axis(relevant, top, axis=1).sum(axis=1) / relevant.sum(axis=1)).mean())
 
 
-def choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
-                   names: tuple[str, ...] = FUSED_SIGNALS) -> dict[str, float]:
-    """Fusion weights on a cold validation split of the training items (20 %, seed 7)."""
+def validation_fold(data, vectors, test_items, settings, encoder_id) -> DenseFold:
+    """The cold validation split of the training items (20 %, seed 7); the test items are left out entirely."""
     train_items = np.setdiff1d(np.arange(data.n_items), test_items)
     rng = np.random.default_rng(VALIDATION_SEED)
     validation = np.sort(rng.choice(train_items, size=int(VALIDATION_FRACTION * len(train_items)), replace=False))
-    fold = prepare_dense_fold(data, vectors, validation, settings, encoder_id, ignored=test_items)
+    return prepare_dense_fold(data, vectors, validation, settings, encoder_id, ignored=test_items)
+
+
+def choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
+                   names: tuple[str, ...] = FUSED_SIGNALS, fold: DenseFold | None = None) -> dict[str, float]:
+    """Fusion weights on a cold validation split of the training items (`fold`: that split, already made)."""
+    fold = fold or validation_fold(data, vectors, test_items, settings, encoder_id)
     parts = signals(fold, aggregation)
     return stepwise_weights(lambda w: recall50(fuse(parts, w), fold.relevant), names, "content")
 
 
 def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, test_items: np.ndarray,
-                   settings: ALSSettings, encoder_id: str, aggregation: str, svm_users: int) -> FoldResult:
-    """Every rule on dense features for one fold, plus zotrec's fused score and its ablations."""
+                   settings: ALSSettings, encoder_id: str, aggregation: str, svm_users: int,
+                   adapter_beta: float = 0.0, sample_only: bool = False) -> FoldResult:
+    """Every rule on dense features for one fold, plus zotrec's fused score and its ablations
+    (`adapter_beta` > 0: also the fusion in the collaborative adapter's space, evaluation/dense_adapter.py;
+    `sample_only`: the test fold's rules on the SVM's sampled users alone, the weights chosen as always)."""
+    from recommender.evaluation.dense_adapter import adapted_fold
+
     started = time.perf_counter()
-    weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation)
+    validation = validation_fold(data, vectors, test_items, settings, encoder_id)
+    weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation, fold=validation)
+    adapter_weights = (choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
+                                      fold=adapted_fold(validation, adapter_beta)) if adapter_beta > 0 else {})
+    del validation
     fold = prepare_dense_fold(data, vectors, test_items, settings, encoder_id)
     result = FoldResult(fold_index, len(fold.users), len(test_items), blend_weights=weights)
+    if adapter_weights:
+        result.blend_weights = {**weights, "adapter": adapter_weights, "adapter_beta": adapter_beta}
     sample = np.sort(np.random.default_rng(fold_index).choice(
         len(fold.users), size=min(svm_users, len(fold.users)), replace=False)).astype(np.int64)
+    if sample_only and len(sample):
+        fold.users, fold.relevant, fold.user_factors = fold.users[sample], fold.relevant[sample], fold.user_factors[sample]
+        fold.positions = [fold.positions[row] for row in sample]
+        result.users, sample = len(sample), np.arange(len(sample))
 
     def record(name: str, scores: np.ndarray) -> None:
         per_user = ranking_metrics(scores, fold.relevant, seed=fold_index)
@@ -201,6 +221,11 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
     record("dense→ALS, text user", parts["collaborative"])
     record("zotrec fused, content only", fuse(parts, {**weights, "collaborative": 0.0}))
     record("zotrec fused (shipped form)", fuse(parts, weights))
+    if adapter_weights:
+        adapted_parts = signals(adapted_fold(fold, adapter_beta), aggregation, seed=fold_index)
+        record(f"adapted space {aggregation}", adapted_parts["content"])
+        record("zotrec linear model (adapted space)", adapted_parts["learned"])
+        record("zotrec fused, adapted space", fuse(adapted_parts, adapter_weights))
     if svm_users:
         svm = ranking_metrics(peer_svm_scores(fold, sample), fold.relevant[sample], seed=fold_index)
         result.svm_sample["linear SVM (dense)"] = _means(svm)

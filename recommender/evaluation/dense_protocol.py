@@ -221,6 +221,8 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
     record("dense→ALS, text user", parts["collaborative"])
     record("zotrec fused, content only", fuse(parts, {**weights, "collaborative": 0.0}))
     record("zotrec fused (shipped form)", fuse(parts, weights))
+    without_lexical = {**weights, "lexical": 0.0, "content": weights.get("content", 0.0) + weights.get("lexical", 0.0)}
+    record("zotrec fused without tf-idf", fuse(parts, without_lexical))  # the run-time form when lexical is 0
     if adapter_weights:
         adapted_parts = signals(adapted_fold(fold, adapter_beta), aggregation, seed=fold_index)
         record(f"adapted space {aggregation}", adapted_parts["content"])

@@ -49,7 +49,7 @@ def targets(sections: dict[str, list[Measure]], default: str) -> list[str]:
             return
         met = value >= limit if higher_is_better else value <= limit
         miss = (limit / value if higher_is_better else value / limit)
-        verdict = "met" if met else f"**missed** ({miss:.1f}× the target)"
+        verdict = "met" if met else f"**missed** ({miss:.2f}× the target)"
         also = ""
         if cpu is not None and not math.isnan(cpu):
             also = f", CPU {cpu:.2f} s ({'within' if cpu <= limit else 'over'} the target by CPU time)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
+from recommender.scoring.prepared import write_private_npz
 
 log = logging.getLogger(__name__)
 
@@ -148,13 +148,11 @@ def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarra
           signals: dict[str, np.ndarray] | None = None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
-        with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, format_version=np.array(FORMAT_VERSION),
-                     hashes=np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),
-                     rows=np.ascontiguousarray(rows, dtype=np.float32), best=best,
-                     **{_SIGNAL + name: values for name, values in (signals or {}).items()})
-        os.replace(temporary, path)
+        write_private_npz(path, {
+            "format_version": np.array(FORMAT_VERSION),
+            "hashes": np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),
+            "rows": np.ascontiguousarray(rows, dtype=np.float32), "best": best,
+            **{_SIGNAL + name: values for name, values in (signals or {}).items()}})
     except OSError as error:
         # the embedding cache has already warned about an unusable cache folder
         log.info("incremental state %s cannot be written (%s): the next run scores the whole library",

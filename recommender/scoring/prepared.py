@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -135,17 +135,25 @@ def prepared_extra(key: str, name: str, build: Callable[[], dict[str, np.ndarray
         log.warning("prepared corpus %s is damaged (%s): it is rebuilt", path, error)
     arrays = build()
     if entry.is_dir():
-        temporary = None
         try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".npz", dir=entry)  # mode 0600
-            with os.fdopen(handle, "wb") as stream:
-                np.savez(stream, **arrays)
-            os.replace(temporary, path)
+            write_private_npz(path, arrays)
         except OSError as error:
-            if temporary:
-                Path(temporary).unlink(missing_ok=True)
             log.info("prepared corpus %s cannot be written (%s): the next run builds it again", path, error)
     return arrays
+
+
+def write_private_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Arrays a cache keeps (corpus or library data): a 0600 file written beside `path` and renamed over
+    it, so a reader sees the old file or the new one, never half of one; a failed write leaves nothing
+    behind and raises OSError."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, **arrays)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _private(path: str, flags: int) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 from recommender.batch.output import ScoreWriter, render_user_block
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
-from recommender.scoring.feedback import corpus_matcher, group_note
+from recommender.scoring.feedback import CorpusMatcher, group_note
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class BatchScorer:
         self.top_n = top_n
         self.corpus = recommender.corpus
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
-        self._match = corpus_matcher(self.corpus)
+        self._match = CorpusMatcher(self.corpus)
 
     def saved(self, library: Sequence[LibraryItem]) -> np.ndarray:
         """Corpus indices of the papers this user saved, by the group signal's rule (DOI or normalised title)."""

@@ -65,8 +65,6 @@ class CorpusMatcher:
         return paper or (self.by_title.get(title_key(title)) if title else None)
 
 
-corpus_matcher = CorpusMatcher
-
 
 def member_counts(saves: Iterable[tuple[Hashable, str, str]], match: Callable[[str, str], str | None]
                   ) -> dict[str, int]:

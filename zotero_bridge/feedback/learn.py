@@ -72,11 +72,11 @@ def after_run(fates: Mapping[str, Remembered], entries, created: Mapping[str, st
 def member_counts(creators: Mapping[str, int], items: Mapping[str, Mapping], corpus, me: int | None
                   ) -> tuple[dict[str, int], frozenset[str]]:
     """(corpus id → how many other members saved the paper, keys of items other members created), matching
-    group items to corpus papers by the recommender's one rule (`scoring.feedback.corpus_matcher`)."""
-    from recommender.scoring.feedback import corpus_matcher
+    group items to corpus papers by the recommender's one rule (`scoring.feedback.CorpusMatcher`)."""
+    from recommender.scoring.feedback import CorpusMatcher
     from recommender.scoring.feedback import member_counts as count_members
 
     others = frozenset(key for key, user in creators.items() if user != me)
     saves = [(creators[key], str(data.get("DOI") or ""), str(data.get("title") or ""))
              for key in others if (data := items.get(key) or {}) and not data.get("deleted")]
-    return count_members(saves, corpus_matcher(corpus)), others
+    return count_members(saves, CorpusMatcher(corpus)), others

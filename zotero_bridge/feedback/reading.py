@@ -95,13 +95,13 @@ def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
 def group_counts(library: SqliteLibrary, corpus: Sequence[Paper]) -> tuple[Mapping[str, int], str]:
     """corpus id → how many group members saved the paper (the same rule as the Web API's group signal and
     `zotrec score --group-summary`: `scoring.feedback.member_counts`)."""
-    from recommender.scoring.feedback import corpus_matcher, member_counts
+    from recommender.scoring.feedback import CorpusMatcher, member_counts
 
     if not library.members:
         return {}, ""
     saves = [(user, str(data.get("DOI") or ""), str(data.get("title") or ""))
              for key, users in library.members.items() for data in [library.all_items.get(key, {})] for user in users]
-    return member_counts(saves, corpus_matcher(corpus)), library.label
+    return member_counts(saves, CorpusMatcher(corpus)), library.label
 
 
 def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,

@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-OURS = ("zotrec fused (shipped form)", "zotrec fused, adapted space", "zotrec fused, content only",
+OURS = ("zotrec fused (shipped form)", "zotrec fused, adapted space", "zotrec fused, adapted linear model",
+        "zotrec fused, content only",
         "zotrec linear model (dense)", "zotrec linear model (adapted space)", "dense→ALS, text user",
         "adapted space top5")
 SHIPPED = "zotrec fused (shipped form)"

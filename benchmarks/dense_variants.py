@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from recommender.collaborative.datasets import load_dataset  # noqa: E402
 from recommender.collaborative.dense_model import fit_dense_map, knn_factors, train_dense_collaborative  # noqa: E402
 from recommender.collaborative.model import ALSSettings  # noqa: E402
-from recommender.evaluation.dense_adapter import adapted  # noqa: E402
+from recommender.scoring.adapter import adapted  # noqa: E402
 from recommender.evaluation.dense_protocol import (  # noqa: E402
     FUSED_SIGNALS,
     _aggregate,

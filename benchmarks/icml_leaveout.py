@@ -5,12 +5,13 @@ hidden and ranked among the 3,330 ICML 2025 titles plus themselves, from the use
 the check `zotrec` runs for a user, with the real corpus as distractors. Rules: dense top3/top5,
 and the fusion (recommender/scoring/fusion.py) of dense topK with tf-idf topK, the per-user linear
 model and the dense collaborative part; and the same fusion in the collaborative adapter's space
-(recommender/evaluation/dense_adapter.py). The collaborative model is trained on citeulike-a with
+(recommender/evaluation/dense_adapter.py), or with only its linear model in that space. The collaborative model is trained on citeulike-a with
 every save of every hidden item removed (they are cold, as ICML papers are), and a user's kept items
 get their factors from their nearest *other* training items (never themselves: a Zotero user's items
 are not in CiteULike).
 
-    python benchmarks/icml_leaveout.py '{"lexical": 0.1, "learned": 0.6, "collaborative": 0.2}' [users] [factors] [adapter weights]
+    python benchmarks/icml_leaveout.py '{"lexical": 0.1, "learned": 0.6, "collaborative": 0.2}' [users] [factors] \
+        [adapter weights] [adapted-linear-model weights]   # either may be '{}'
 
 Prints recall@50 / recall@20 / median rank per rule (lower median is better).
 """
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from recommender.collaborative.datasets import load_dataset  # noqa: E402
 from recommender.collaborative.dense_model import knn_factors, train_dense_collaborative  # noqa: E402
 from recommender.corpus.readers import load_corpus  # noqa: E402
-from recommender.evaluation.dense_adapter import ADAPTER_BETA, adapted  # noqa: E402
+from recommender.scoring.adapter import ADAPTER_BETA, adapted  # noqa: E402
 from recommender.evaluation.peers import aggregate_similarities  # noqa: E402
 from recommender.evaluation.protocol import settings_for, without_items  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
@@ -56,7 +57,7 @@ def own_left_out(model, matrix, vectors: np.ndarray, items: np.ndarray) -> np.nd
 
 
 def main(weights: dict[str, float], n_users: int = 1000, factors: int = 128,
-         adapter: dict[str, float] | None = None) -> dict:
+         adapter: dict[str, float] | None = None, adapted_linear: dict[str, float] | None = None) -> dict:
     started = time.process_time()
     data = load_dataset(f"citeulike-a:{SHARED / 'data' / 'citeulike-a'}")
     with open(SHARED / "data" / "citeulike-a" / "users.dat") as handle:
@@ -97,13 +98,18 @@ def main(weights: dict[str, float], n_users: int = 1000, factors: int = 128,
         content_only = {k: v for k, v in weights.items() if k != "collaborative"}
         rules["fused, content only"] = fuse(parts, {"content": 1 - sum(content_only.values()), **content_only})
         rules["fused (all)"] = fuse(parts, {"content": 1 - sum(weights.values()), **weights})
-        if adapter:
+        if adapter or adapted_linear:
             kept_adapted = adapted(vectors[kept], kept_factors, ADAPTER_BETA)
             corpus_adapted = adapted(corpus_vectors, corpus_factors, ADAPTER_BETA)
             adapted_parts = dict(parts, content=aggregate_similarities(kept_adapted @ corpus_adapted.T, "top5"),
                                  learned=linear_user_scores(kept_adapted, corpus_adapted, corpus_adapted))
             rules["adapted top5"] = adapted_parts["content"]
-            rules["fused, adapted space"] = fuse(adapted_parts, {"content": 1 - sum(adapter.values()), **adapter})
+            if adapter:
+                rules["fused, adapted space"] = fuse(adapted_parts, {"content": 1 - sum(adapter.values()), **adapter})
+            if adapted_linear:
+                rules["fused, adapted linear model"] = fuse(
+                    dict(parts, learned=adapted_parts["learned"]),
+                    {"content": 1 - sum(adapted_linear.values()), **adapted_linear})
         for name, scores in rules.items():
             order = np.lexsort((np.arange(len(scores)), -scores))
             ranks.setdefault(name, []).append(np.flatnonzero(order >= len(icml)) + 1)
@@ -121,4 +127,4 @@ def main(weights: dict[str, float], n_users: int = 1000, factors: int = 128,
 
 if __name__ == "__main__":
     main(json.loads(sys.argv[1]), *(int(a) for a in sys.argv[2:4]),
-         *(json.loads(a) for a in sys.argv[4:5]))
+         *(json.loads(a) or None for a in sys.argv[4:6]))

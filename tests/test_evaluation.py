@@ -212,12 +212,13 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
     floor = random_floor(len(test_items))["recall@50"]
     for name in ("dense top5", "logreg, sampled negatives (dense)", "zotrec linear model (dense)",
                  "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)",
-                 "adapted space top5", "zotrec linear model (adapted space)", "zotrec fused, adapted space"):
+                 "adapted space top5", "zotrec linear model (adapted space)", "zotrec fused, adapted space",
+                 "zotrec fused, adapted linear model"):
         assert result.metrics[name]["recall@50"] > 2 * floor, name
     weights = dict(result.blend_weights)
-    adapter, beta = weights.pop("adapter"), weights.pop("adapter_beta")
+    adapter, beta, adapted_learned = weights.pop("adapter"), weights.pop("adapter_beta"), weights.pop("adapted_learned")
     assert beta == 0.5
-    for shares in (weights, adapter):
+    for shares in (weights, adapter, adapted_learned):
         assert set(shares) == {"content", "lexical", "learned", "collaborative"}
         assert sum(shares.values()) == pytest.approx(1.0) and min(shares.values()) >= 0
     assert "linear SVM (dense)" in result.svm_sample
@@ -243,7 +244,7 @@ def test_dense_protocol_sample_only_scores_the_svm_users_alone(citeulike_slice):
 
 
 def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
-    from recommender.evaluation.dense_adapter import adapted
+    from recommender.scoring.adapter import adapted
 
     rng = np.random.default_rng(3)
     vectors, factors = rng.normal(size=(6, 8)), rng.normal(size=(6, 4)) * 5
@@ -340,3 +341,18 @@ def test_dense_fold_zero_the_shipped_form_beats_every_peer_rule(shared):
     recall = {name: values["recall@50"] for name, values in result.metrics.items()}
     ours = recall.pop("zotrec fused (shipped form)")
     assert ours > max(recall.values())
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_trained_dense_model_records_the_adapter_its_weights_were_chosen_with(citeulike_slice, beta):
+    from recommender.evaluation.dense_protocol import train_dense_model
+    from recommender.evaluation.protocol import settings_for
+    from recommender.scoring.adapter import adapter_beta
+    from recommender.scoring.fusion import default_weights
+
+    model = train_dense_model(citeulike_slice, _projected_vectors(citeulike_slice), settings_for(citeulike_slice, FAST),
+                              "projected-tfidf", "top5", adapter_beta=beta)
+    assert adapter_beta(model) == beta  # what Fusion reads at run time
+    weights = default_weights(model)
+    assert 0 <= weights.lexical + weights.learned + weights.collaborative <= 1
+    assert model.blend_weight == pytest.approx(weights.collaborative, abs=1e-4)

@@ -1,33 +1,19 @@
-"""The collaborative adapter of issue 16, measured on the dense protocol (not shipped: see docs/evaluation.md).
+"""The collaborative adapter of issue 16 in its full form, measured on the dense protocol.
 
-The adapted space is the content space plus a mapped part: each paper's unit embedding joined to
-β × its unit predicted ALS factor (the kNN map of collaborative/dense_model.py), renormalised. The
-cosine of two adapted papers is then (cos(content) + β²·cos(factors)) / (1 + β²): papers saved by the
-same people come closer. Every content signal (the topK similarities, hence the reasons, and the
-per-user linear model) is computed in that space instead of the content space.
-
-Measured on validation (citeulike-a and -t, fold 0's training items, 20 % cold, 1,500 users) against
-linear (ridge) mapped parts and β ∈ {0.5, 1, 2, 3}; the kNN part with β = 0.5 was the best, and the
-gain was within noise of the plain fusion, so zotrec does not ship it.
+The adapted space (scoring/adapter.py) is the content space plus a mapped part: each paper's unit
+embedding joined to β × its unit predicted ALS factor, renormalised, so papers saved by the same
+people come closer. Here every content signal (the topK similarities, hence the reasons, and the
+per-user linear model) is computed in that space. zotrec ships the lighter form, only the linear
+model in the adapted space (scoring/fusion.py): within noise of this form on CiteULike validation,
+ahead of it on the ICML leave-out, one 128-d join instead of a wider similarity matrix, and the
+reasons stay in the plain content space (docs/evaluation.md has the figures).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-ADAPTER_BETA = 0.5
-
-
-def _unit(rows: np.ndarray) -> np.ndarray:
-    rows = np.asarray(rows, dtype=np.float32)
-    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-
-
-def adapted(vectors: np.ndarray, factors: np.ndarray, beta: float = ADAPTER_BETA) -> np.ndarray:
-    """Unit rows of [embedding, β·unit(predicted factor)]: the adapted space's vectors."""
-    if len(vectors) != len(factors):
-        raise ValueError(f"{len(vectors)} embeddings but {len(factors)} factor rows")
-    return _unit(np.hstack([_unit(vectors), beta * _unit(factors)]))
+from recommender.scoring.adapter import ADAPTER_BETA, adapted
 
 
 def adapted_fold(fold, beta: float = ADAPTER_BETA):
@@ -47,7 +33,7 @@ class AdaptedRepresentation:
     """A Representation (features/base.py) whose rows live in the adapted space: the base encoder's
     embeddings joined to a dense collaborative model's predicted factors of the same texts. With it a
     Recommender's topK, reasons and per-user linear model all use the adapted space (what
-    benchmarks/topic_coverage.py and icml_leaveout.py measure; zotrec does not ship it)."""
+    benchmarks/topic_coverage.py and icml_leaveout.py measure; zotrec ships only the linear model's part)."""
 
     def __init__(self, base, model, beta: float = ADAPTER_BETA) -> None:
         self.base, self.model, self.beta = base, model, beta
@@ -62,4 +48,4 @@ class AdaptedRepresentation:
         return adapted(np.asarray(self.base.transform(texts)), self.model.item_factors(texts), self.beta)
 
 
-__all__ = ["ADAPTER_BETA", "AdaptedRepresentation", "adapted", "adapted_fold"]
+__all__ = ["AdaptedRepresentation", "adapted_fold"]

@@ -32,6 +32,7 @@ from recommender.evaluation.protocol import (
     ranking_metrics,
     without_items,
 )
+from recommender.scoring.adapter import ADAPTER_BETA
 from recommender.scoring.fusion import fuse, stepwise_weights
 from recommender.scoring.learned import linear_user_scores
 
@@ -172,10 +173,12 @@ def validation_fold(data, vectors, test_items, settings, encoder_id) -> DenseFol
 
 
 def choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
-                   names: tuple[str, ...] = FUSED_SIGNALS, fold: DenseFold | None = None) -> dict[str, float]:
-    """Fusion weights on a cold validation split of the training items (`fold`: that split, already made)."""
+                   names: tuple[str, ...] = FUSED_SIGNALS, fold: DenseFold | None = None,
+                   parts: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+    """Fusion weights on a cold validation split of the training items (`fold`: that split, already made;
+    `parts`: its signals, already computed)."""
     fold = fold or validation_fold(data, vectors, test_items, settings, encoder_id)
-    parts = signals(fold, aggregation)
+    parts = parts if parts is not None else signals(fold, aggregation)
     return stepwise_weights(lambda w: recall50(fuse(parts, w), fold.relevant), names, "content")
 
 
@@ -189,14 +192,23 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
 
     started = time.perf_counter()
     validation = validation_fold(data, vectors, test_items, settings, encoder_id)
-    weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation, fold=validation)
-    adapter_weights = (choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
-                                      fold=adapted_fold(validation, adapter_beta)) if adapter_beta > 0 else {})
-    del validation
+    validation_parts = signals(validation, aggregation)
+    weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation, fold=validation,
+                             parts=validation_parts)
+    adapter_weights, learned_adapter_weights = {}, {}
+    if adapter_beta > 0:
+        adapted_parts = signals(adapted_fold(validation, adapter_beta), aggregation)
+        adapter_weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
+                                         fold=validation, parts=adapted_parts)
+        learned_adapter_weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
+                                                 fold=validation,
+                                                 parts={**validation_parts, "learned": adapted_parts["learned"]})
+    del validation, validation_parts
     fold = prepare_dense_fold(data, vectors, test_items, settings, encoder_id)
     result = FoldResult(fold_index, len(fold.users), len(test_items), blend_weights=weights)
     if adapter_weights:
-        result.blend_weights = {**weights, "adapter": adapter_weights, "adapter_beta": adapter_beta}
+        result.blend_weights = {**weights, "adapter": adapter_weights, "adapter_beta": adapter_beta,
+                                "adapted_learned": learned_adapter_weights}
     sample = np.sort(np.random.default_rng(fold_index).choice(
         len(fold.users), size=min(svm_users, len(fold.users)), replace=False)).astype(np.int64)
     if sample_only and len(sample):
@@ -228,6 +240,8 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
         record(f"adapted space {aggregation}", adapted_parts["content"])
         record("zotrec linear model (adapted space)", adapted_parts["learned"])
         record("zotrec fused, adapted space", fuse(adapted_parts, adapter_weights))
+        record("zotrec fused, adapted linear model", fuse({**parts, "learned": adapted_parts["learned"]},
+                                                          learned_adapter_weights))
     if svm_users:
         svm = ranking_metrics(peer_svm_scores(fold, sample), fold.relevant[sample], seed=fold_index)
         result.svm_sample["linear SVM (dense)"] = _means(svm)
@@ -249,14 +263,23 @@ __all__ = ["DenseFold", "choose_weights", "prepare_dense_fold", "run_dense_fold"
 
 
 def train_dense_model(data: InteractionData, vectors: np.ndarray, settings: ALSSettings, encoder_id: str,
-                      aggregation: str) -> DenseCollaborativeModel:
+                      aggregation: str, adapter_beta: float = ADAPTER_BETA) -> DenseCollaborativeModel:
     """The model `zotrec train --features dense` writes (and zotrec ships): fusion weights from a cold
-    validation split of 20 % of the items, then ALS and the map fitted on all the data."""
-    weights = choose_weights(data, vectors, np.zeros(0, dtype=np.int64), settings, encoder_id, aggregation)
+    validation split of 20 % of the items (the linear model in the adapter's space when `adapter_beta`
+    > 0, as at run time: scoring/fusion.py), then ALS and the map fitted on all the data."""
+    from recommender.evaluation.dense_adapter import adapted_fold
+
+    empty = np.zeros(0, dtype=np.int64)
+    validation = validation_fold(data, vectors, empty, settings, encoder_id)
+    parts = signals(validation, aggregation)
+    if adapter_beta > 0:
+        parts["learned"] = learned_scores(adapted_fold(validation, adapter_beta))
+    weights = choose_weights(data, vectors, empty, settings, encoder_id, aggregation, fold=validation, parts=parts)
+    del validation, parts
     model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
     model.blend_weight = weights.get("collaborative", 0.0)
     model.provenance.update({
-        "data": data.name, "source": data.source, "aggregation": aggregation,
+        "data": data.name, "source": data.source, "aggregation": aggregation, "adapter_beta": adapter_beta,
         "fusion_weights": {name: round(weights.get(name, 0.0), 4) for name in FUSED_SIGNALS},
         "weights_chosen_on": f"cold validation split of {VALIDATION_FRACTION:.0%} of items (seed {VALIDATION_SEED})",
     })

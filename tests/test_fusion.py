@@ -163,3 +163,45 @@ def test_recommender_with_fusion_keeps_content_reasons(tmp_path):
     recs = recommender.recommend(library, top_n=4)
     assert recs[0].paper.id in ("g", "n") and {r.paper.id for r in recs[:2]} == {"g", "n"}
     assert recs[0].reasons and recs[0].reasons[0].item_key in ("A", "B")
+
+
+def _words_model(tmp_path, beta: float) -> DenseCollaborativeModel:
+    """A kNN model trained on random saves of word-combination titles, embedded by _Words."""
+    from recommender.features.cache import EmbeddingCache
+    from recommender.features.dense import DenseRepresentation
+
+    rng = np.random.default_rng(5)
+    titles = [" ".join(rng.choice(_Words.WORDS, size=3, replace=False)) + f" {i}" for i in range(60)]
+    words = DenseRepresentation(_Words(), EmbeddingCache(tmp_path / "cache.sqlite3"))
+    matrix = sparse.csr_matrix((rng.random((30, 60)) < 0.15).astype(np.float32))
+    model = train_dense_collaborative(matrix, words.transform(titles), _Words.model_id,
+                                      ALSSettings(factors=4, iterations=3))
+    model.provenance.update({"adapter_beta": beta,
+                             "fusion_weights": {"lexical": 0.0, "learned": 0.6, "collaborative": 0.2}})
+    model._representation = words
+    return model
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, beta):
+    from recommender.scoring.adapter import adapted
+
+    model = _words_model(tmp_path, beta)
+    papers = [Paper(id=str(i), title=title) for i, title in enumerate(
+        ["graph neural pooling", "protein folding", "bayesian kernel", "neural network pruning",
+         "kernel optimisation", "graph kernel"] * 40)]
+    library = ["graph neural network", "protein kernel folding", "bayesian optimisation"]
+    recommender = Recommender(papers, representation=model._representation, aggregation=LEARNED_BASE,
+                              model=Fusion(default_weights(model), model))
+    rows = model._representation.transform(library)
+    owned = np.zeros(len(papers), dtype=bool)
+    parts = recommender.fusion.signals(recommender, library, np.zeros(len(papers)), owned, rows)
+    corpus = recommender.corpus_rows
+    if beta:
+        factors = model.item_factors([paper.text for paper in papers])
+        rows, corpus = adapted(rows, model.item_factors(library), beta), adapted(corpus, factors, beta)
+        plain = linear_user_scores(model._representation.transform(library), recommender.corpus_rows,
+                                   recommender.corpus_rows, exclude=np.flatnonzero(owned))
+        assert not np.allclose(parts["learned"], plain)  # the adapter changes the linear model's scores
+    assert parts["learned"] == pytest.approx(linear_user_scores(rows, corpus, corpus, exclude=np.flatnonzero(owned)))
+    assert set(parts) == {"content", "learned", "collaborative"}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from recommender.scoring.adapter import adapted, adapter_beta
 from recommender.scoring.blend import standardise
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ class Fusion:
         self.lexical_aggregation = lexical_aggregation
         self._lexical = None  # (tf-idf representation fitted on the corpus, corpus rows)
         self._corpus_factors = None
+        self._corpus_adapted = None
 
     def signals(self, recommender, profile_texts: Sequence[str], content: np.ndarray,
                 owned: np.ndarray, profile_rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -128,19 +130,34 @@ class Fusion:
         parts = {"content": content}
         if self.weights.lexical > 0:
             parts["lexical"] = self._lexical_scores(recommender, profile_texts)
+        profile_factors = None
         if self.weights.learned > 0 and isinstance(recommender.corpus_rows, np.ndarray):
             from recommender.scoring.learned import linear_user_scores
 
             if profile_rows is None:
                 profile_rows = recommender.representation.transform(list(profile_texts))
-            parts["learned"] = linear_user_scores(np.asarray(profile_rows), recommender.corpus_rows,
-                                                  recommender.corpus_rows, exclude=np.flatnonzero(owned))
+            library, corpus = np.asarray(profile_rows), recommender.corpus_rows
+            beta = adapter_beta(self.model) if self.model is not None else 0.0
+            if beta > 0:  # the linear model in the collaborative adapter's space (scoring/adapter.py)
+                profile_factors = self.model.item_factors(profile_texts)
+                library, corpus = adapted(library, profile_factors, beta), self._adapted_corpus(recommender, beta)
+            parts["learned"] = linear_user_scores(library, corpus, corpus, exclude=np.flatnonzero(owned))
         if self.weights.collaborative > 0 and self.model is not None:
-            if self._corpus_factors is None:
-                self._corpus_factors = corpus_factors(recommender, self.model)
-            user = self.model.user_vector(self.model.item_factors(profile_texts))
-            parts["collaborative"] = self._corpus_factors @ user
+            if profile_factors is None:
+                profile_factors = self.model.item_factors(profile_texts)
+            parts["collaborative"] = self._factors(recommender) @ self.model.user_vector(profile_factors)
         return parts
+
+    def _factors(self, recommender) -> np.ndarray:
+        if self._corpus_factors is None:
+            self._corpus_factors = corpus_factors(recommender, self.model)
+        return self._corpus_factors
+
+    def _adapted_corpus(self, recommender, beta: float) -> np.ndarray:
+        """The corpus rows in the adapter's space, made once per Fusion (a batch scores many users)."""
+        if self._corpus_adapted is None:
+            self._corpus_adapted = adapted(recommender.corpus_rows, self._factors(recommender), beta)
+        return self._corpus_adapted
 
     def scores(self, recommender, profile_texts: Sequence[str], content: np.ndarray, owned: np.ndarray,
                profile_rows: np.ndarray | None = None) -> np.ndarray:

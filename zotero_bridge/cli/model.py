@@ -30,8 +30,11 @@ from zotero_bridge.cli.common import (
 @click.option("--seed", type=int, default=0, show_default=True, help="ALS random_state.")
 @click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
               help="dense: the model zotrec ships (dense → ALS factor kNN map; citeulike-a titles).")
+@click.option("--adapter-beta", type=click.FloatRange(min=0), default=None, metavar="BETA",
+              help="dense: weight of the predicted factors in the linear model's space (0: the plain "
+                   "embeddings). Default 0.5, as shipped.")
 @friendly_errors
-def train_command(data_spec, output, aggregation, factors, seed, features):
+def train_command(data_spec, output, aggregation, factors, seed, features, adapter_beta):
     """Train the collaborative model: ALS on who saved what, a text → factor map, a validated blend weight.
 
     \b
@@ -60,15 +63,17 @@ def train_command(data_spec, output, aggregation, factors, seed, features):
         require_dense()
         representation = make_representation("dense")
         vectors = dense_report_rows(data, representation)
+        beta = {} if adapter_beta is None else {"adapter_beta": adapter_beta}
         model = train_dense_model(data, vectors, settings_for(data, settings), representation.model_id,
-                                  aggregation or "top5")
+                                  aggregation or "top5", **beta)
         import datetime
         import platform
         from importlib.metadata import version
 
         model.provenance.update({
             "command": f"zotrec train --data {data.name}:FOLDER --features dense"
-                       + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else ""),
+                       + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else "")
+                       + (f" --adapter-beta {adapter_beta:g}" if adapter_beta is not None else ""),
             "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "versions": {name: version(name) for name in ("implicit", "numpy", "scikit-learn")}
                         | {"python": platform.python_version()},

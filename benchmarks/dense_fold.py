@@ -3,7 +3,8 @@
 
     python benchmarks/dense_fold.py citeulike-a:../shared/data/citeulike-a 128 top5 300 [fold] [beta]
     # data spec, ALS factors, the topK inside the fusion, SVM users (0 skips the SVM), fold (default 0),
-    # the collaborative adapter's β (default 0: no adapter rows; evaluation/dense_adapter.py),
+    # the collaborative adapter's β (default 0.5, as shipped: the shipped form's linear model in the adapter's
+    # space, plus the rows "zotrec fused, plain linear model" and the full adapter; 0: the plain form only),
     # "sample-only": every rule of the test fold on the SVM's users alone (weights chosen as always)
 
 The last line is the whole FoldResult as JSON (every metric, on all users and on the SVM sample).
@@ -23,9 +24,10 @@ from recommender.collaborative.datasets import load_dataset  # noqa: E402
 from recommender.evaluation.dense_protocol import dense_report_rows, run_dense_fold  # noqa: E402
 from recommender.evaluation.protocol import item_cold_folds, settings_for  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
+from recommender.scoring.adapter import ADAPTER_BETA  # noqa: E402
 
 
-def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0, beta: float = 0.0,
+def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0, beta: float = ADAPTER_BETA,
          sample_only: bool = False) -> None:
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())

@@ -13,10 +13,9 @@ import sys
 
 import numpy as np
 
-OURS = ("zotrec fused (shipped form)", "zotrec fused, adapted space", "zotrec fused, adapted linear model",
-        "zotrec fused, content only",
-        "zotrec linear model (dense)", "zotrec linear model (adapted space)", "dense→ALS, text user",
-        "adapted space top5")
+OURS = ("zotrec fused (shipped form)", "zotrec fused, plain linear model", "zotrec fused, adapted space",
+        "zotrec fused, content only", "zotrec fused without tf-idf", "zotrec linear model (dense)",
+        "zotrec linear model (adapted space)", "dense→ALS, text user", "adapted space top5")
 SHIPPED = "zotrec fused (shipped form)"
 METRICS = ("recall@50", "recall@20", "ndcg@50")
 
@@ -43,6 +42,8 @@ def ratios(table: dict, label: str) -> str:
     # peers on the same (dense) features: tf-idf top5 is one of zotrec's signals, on other features
     peers = {name: values["recall@50"][0] for name, values in table.items()
              if name not in OURS and not name.startswith("tf-idf")}
+    if not peers:
+        return f"{label}: no peer rule"
     best = max(peers, key=peers.get)
     lines = [f"{label}: best peer {best} {peers[best]:.4f}"]
     for name in OURS:
@@ -58,7 +59,7 @@ def main(specs: list[str]) -> None:
         datasets[name] = load(paths.split(","))
     for key, title in (("metrics", "all evaluated users"), ("svm_sample", "the SVM's sampled users")):
         tables = {name.removesuffix("@svm"): summary(folds, key) for name, folds in datasets.items()
-                  if key == "svm_sample" or not name.endswith("@svm")}
+                  if (key == "svm_sample" or not name.endswith("@svm")) and all(f[key] for f in folds)}
         if not tables:
             continue
         rows = list(dict.fromkeys(row for table in tables.values() for row in table))

@@ -184,31 +184,36 @@ def choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
 
 def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, test_items: np.ndarray,
                    settings: ALSSettings, encoder_id: str, aggregation: str, svm_users: int,
-                   adapter_beta: float = 0.0, sample_only: bool = False) -> FoldResult:
-    """Every rule on dense features for one fold, plus zotrec's fused score and its ablations
-    (`adapter_beta` > 0: also the fusion in the collaborative adapter's space, evaluation/dense_adapter.py;
-    `sample_only`: the test fold's rules on the SVM's sampled users alone, the weights chosen as always)."""
+                   adapter_beta: float = ADAPTER_BETA, sample_only: bool = False) -> FoldResult:
+    """Every rule on dense features for one fold, plus zotrec's fused score and its ablations.
+
+    The shipped form fits the linear model in the collaborative adapter's space (`adapter_beta`, as
+    `zotrec train` does; 0: the plain embeddings). With `adapter_beta` > 0 the fold also records the
+    fusion with the plain linear model and the adapter's full form (evaluation/dense_adapter.py).
+    `sample_only`: the test fold's rules on the SVM's sampled users alone, the weights chosen as always.
+    """
     from recommender.evaluation.dense_adapter import adapted_fold
 
     started = time.perf_counter()
     validation = validation_fold(data, vectors, test_items, settings, encoder_id)
-    validation_parts = signals(validation, aggregation)
-    weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation, fold=validation,
-                             parts=validation_parts)
-    adapter_weights, learned_adapter_weights = {}, {}
+    plain_parts = signals(validation, aggregation)
+
+    def chosen(parts: dict[str, np.ndarray]) -> dict[str, float]:
+        return choose_weights(data, vectors, test_items, settings, encoder_id, aggregation, fold=validation, parts=parts)
+
+    plain_weights = chosen(plain_parts)
+    weights, adapter_weights = plain_weights, {}
     if adapter_beta > 0:
         adapted_parts = signals(adapted_fold(validation, adapter_beta), aggregation)
-        adapter_weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
-                                         fold=validation, parts=adapted_parts)
-        learned_adapter_weights = choose_weights(data, vectors, test_items, settings, encoder_id, aggregation,
-                                                 fold=validation,
-                                                 parts={**validation_parts, "learned": adapted_parts["learned"]})
-    del validation, validation_parts
+        weights = chosen({**plain_parts, "learned": adapted_parts["learned"]})
+        adapter_weights = chosen(adapted_parts)
+        del adapted_parts
+    del validation, plain_parts
     fold = prepare_dense_fold(data, vectors, test_items, settings, encoder_id)
     result = FoldResult(fold_index, len(fold.users), len(test_items), blend_weights=weights)
-    if adapter_weights:
-        result.blend_weights = {**weights, "adapter": adapter_weights, "adapter_beta": adapter_beta,
-                                "adapted_learned": learned_adapter_weights}
+    if adapter_beta > 0:
+        result.blend_weights = {**weights, "adapter_beta": adapter_beta, "plain": plain_weights,
+                                "adapter": adapter_weights}
     sample = np.sort(np.random.default_rng(fold_index).choice(
         len(fold.users), size=min(svm_users, len(fold.users)), replace=False)).astype(np.int64)
     if sample_only and len(sample):
@@ -231,17 +236,18 @@ def run_dense_fold(data: InteractionData, vectors: np.ndarray, fold_index: int, 
     record("zotrec linear model (dense)", parts["learned"])
     record("dense→ALS, ALS user (CTR-like)", fold.user_factors @ fold.test_factors.T)
     record("dense→ALS, text user", parts["collaborative"])
-    record("zotrec fused, content only", fuse(parts, {**weights, "collaborative": 0.0}))
-    record("zotrec fused (shipped form)", fuse(parts, weights))
-    without_lexical = {**weights, "lexical": 0.0, "content": weights.get("content", 0.0) + weights.get("lexical", 0.0)}
-    record("zotrec fused without tf-idf", fuse(parts, without_lexical))  # the run-time form when lexical is 0
-    if adapter_weights:
+    record("zotrec fused, content only", fuse(parts, {**plain_weights, "collaborative": 0.0}))
+    shipped = parts
+    if adapter_beta > 0:
+        record("zotrec fused, plain linear model", fuse(parts, plain_weights))
         adapted_parts = signals(adapted_fold(fold, adapter_beta), aggregation, seed=fold_index)
         record(f"adapted space {aggregation}", adapted_parts["content"])
         record("zotrec linear model (adapted space)", adapted_parts["learned"])
         record("zotrec fused, adapted space", fuse(adapted_parts, adapter_weights))
-        record("zotrec fused, adapted linear model", fuse({**parts, "learned": adapted_parts["learned"]},
-                                                          learned_adapter_weights))
+        shipped = {**parts, "learned": adapted_parts["learned"]}
+    record("zotrec fused (shipped form)", fuse(shipped, weights))
+    without_lexical = {**weights, "lexical": 0.0, "content": weights.get("content", 0.0) + weights.get("lexical", 0.0)}
+    record("zotrec fused without tf-idf", fuse(shipped, without_lexical))  # the run-time form when lexical is 0
     if svm_users:
         svm = ranking_metrics(peer_svm_scores(fold, sample), fold.relevant[sample], seed=fold_index)
         result.svm_sample["linear SVM (dense)"] = _means(svm)

@@ -13,9 +13,10 @@ scikit-learn's on real libraries.
 With the kept library state (`kept`, recommender/scoring/incremental.py) the scores of an unchanged
 input are the last run's: they are keyed by a digest of every input, so neither scipy.optimize
 (0.1-0.2 s of CPU to import) nor the fit runs again. A changed input is fitted from zero, as in a
-full run: starting L-BFGS from the last run's weights changed the scores by up to 0.13 (their spread
-is 2) at this tolerance, and still reordered candidates at a 10,000 times tighter one (benchmarks/run.py
-notes; the re-run after adding 10 items to 10,000).
+full run: L-BFGS started from the last run's weights (10,000 items plus 10) stopped after one
+evaluation instead of 19, but its scores differed from a full run's by up to 0.036 (their spread is
+2.0), and the candidates' order still differed at a 10,000 times tighter tolerance, where even the warm
+start cost twice today's fit (benchmarks/warm_start.py). A re-run must give a full run's output.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def _loss_gradient(coef: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.n
 
 def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x."""
+    return minimize_logistic(x, y).x[:-1]
+
+
+def minimize_logistic(x: np.ndarray, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL):
+    """scipy's L-BFGS-B result for that regression (`.x`: the weights, then the intercept), from zero
+    unless `start` is given (benchmarks/warm_start.py compares both; scoring always starts from zero)."""
     from scipy.optimize import minimize
 
     x = np.asarray(x, dtype=np.float64)  # no copy when it is float64 already
@@ -56,10 +63,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     counts = np.bincount(y.astype(np.int64), minlength=2).astype(np.float64)
     weights = (len(y) / (2.0 * counts))[y.astype(np.int64)]
     l2 = 1.0 / (C * float(weights.sum()))
-    result = minimize(_loss_gradient, np.zeros(x.shape[1] + 1), method="L-BFGS-B", jac=True,
-                      args=(x, y, weights, l2),
-                      options={"maxiter": MAX_ITER, "maxls": 50, "gtol": TOL, "ftol": 64 * np.finfo(float).eps})
-    return result.x[:-1]
+    return minimize(_loss_gradient, np.zeros(x.shape[1] + 1) if start is None else start, method="L-BFGS-B",
+                    jac=True, args=(x, y, weights, l2),
+                    options={"maxiter": MAX_ITER, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps})
 
 
 def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
@@ -75,6 +81,14 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
         key = inputs_digest(library_rows, background_rows, corpus_rows, seed, exclude)
         return kept.kept_value("learned", key, lambda: linear_user_scores(
             library_rows, background_rows, corpus_rows, seed=seed, exclude=exclude))
+    x, y = training_rows(library_rows, background_rows, seed, exclude)
+    return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
+
+
+def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: int = 0,
+                  exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y): the user's rows (a seeded sample of MAX_POSITIVES beyond) as positives, a seeded sample of
+    the background rows not excluded as negatives; x in float64, one copy."""
     rng = np.random.default_rng(seed)
     if len(library_rows) > MAX_POSITIVES:
         library_rows = library_rows[np.sort(rng.choice(len(library_rows), size=MAX_POSITIVES, replace=False))]
@@ -83,10 +97,9 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
         pool = np.setdiff1d(pool, exclude)
     wanted = min(max(MIN_NEGATIVES, NEGATIVES_PER_POSITIVE * len(library_rows)), len(pool))
     negatives = background_rows[rng.choice(pool, size=wanted, replace=False)]
-    x = np.empty((len(library_rows) + len(negatives), library_rows.shape[1]), dtype=np.float64)  # one copy
+    x = np.empty((len(library_rows) + len(negatives), library_rows.shape[1]), dtype=np.float64)
     x[: len(library_rows)], x[len(library_rows) :] = library_rows, negatives
-    y = np.r_[np.ones(len(library_rows)), np.zeros(len(negatives))]
-    return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
+    return x, np.r_[np.ones(len(library_rows)), np.zeros(len(negatives))]
 
 
 def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray, seed: int,

@@ -268,3 +268,22 @@ print(state.reused_values, "scipy.optimize" in sys.modules)
                for _ in range(2)]
     assert all(done.returncode == 0 for done in outputs), outputs[-1].stderr
     assert [done.stdout.strip() for done in outputs] == ["[] True", "['learned'] False"]
+
+
+def test_the_linear_models_key_changes_with_every_input():
+    from recommender.scoring.learned import inputs_digest
+
+    rng = np.random.default_rng(3)
+    rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((40, 8)).astype(np.float32)
+    key = inputs_digest(rows, corpus, corpus, 0, np.array([1, 2]))
+    assert key == inputs_digest(rows.copy(), corpus, corpus, 0, np.array([1, 2]))
+    edited = rows.copy()
+    edited[7, 3] = np.nextafter(edited[7, 3], np.float32(9))  # one value, one ulp
+    other_background = corpus.copy()
+    other_background[0, 0] += 1
+    assert len({key, inputs_digest(edited, corpus, corpus, 0, np.array([1, 2])),
+                inputs_digest(rows, corpus, corpus, 1, np.array([1, 2])),
+                inputs_digest(rows, corpus, corpus, 0, np.array([1, 3])),
+                inputs_digest(rows, corpus, corpus, 0, None),
+                inputs_digest(rows, other_background, corpus, 0, np.array([1, 2])),
+                inputs_digest(rows.astype(np.float64), corpus, corpus, 0, np.array([1, 2]))}) == 7

@@ -44,6 +44,17 @@ class _Kept(NamedTuple):
     items: dict[str, np.ndarray]  # item_rows: name → one row per hash
 
 
+class _Run(NamedTuple):
+    """This run's library (after `score`) and the last run's state."""
+
+    path: Path
+    texts: list[str]
+    hashes: list[bytes]
+    rows: np.ndarray
+    best: np.ndarray  # the content top-K values
+    old: _Kept | None
+
+
 def state_dir() -> Path:
     from recommender.features.cache import cache_dir
 
@@ -57,7 +68,7 @@ class IncrementalScorer:
         self.folder, self.context = folder, context
         self.reused_items = 0  # how many items' values came from the last run (for the log and tests)
         self.reused_values: list[str] = []  # which kept values this run took from the last one (for tests)
-        self._run = None  # this run's (path, texts, hashes, rows, content best, the last run's state): for finish()
+        self._run: _Run | None = None  # this run's texts and values, and the last run's state
         self._signals: dict[str, np.ndarray] = {}  # other signals' top-K values this run (e.g. the lexical one)
         self._values: dict[str, tuple[bytes, np.ndarray]] = {}  # kept_value's this run
         self._items: dict[str, np.ndarray] = {}  # item_rows' this run
@@ -89,7 +100,7 @@ class IncrementalScorer:
         values = top_values(rows, corpus_rows, aggregation, previous=previous, **kwargs)
         self.reused_items = previous.n_items if previous is not None else 0
         self.reused_values = []
-        self._run = (path, list(texts), hashes, rows, values.best, old)
+        self._run = _Run(path, list(texts), hashes, rows, values.best, old)
         self._signals, self._values, self._items = {}, {}, {}
         self._changed = previous is None or previous.n_items != len(hashes)
         return rows, values
@@ -100,7 +111,7 @@ class IncrementalScorer:
         them), else None (it scores all). `keep_for(n_items)`: the values' width for n items."""
         previous = None
         if self._run is not None:
-            hashes, old = self._run[2], self._run[5]
+            hashes, old = self._run.hashes, self._run.old
             if old is not None and name in old.signals:
                 n_old, best = len(old.hashes), old.signals[name]
                 if _grew(old.hashes, hashes) and best.shape == (n_papers, keep_for(n_old)):
@@ -114,7 +125,7 @@ class IncrementalScorer:
     def kept_value(self, name: str, key: bytes, compute: Callable[[], np.ndarray]) -> np.ndarray:
         """A value derived from this run's inputs (after `score`), the last run's when it was kept under
         the same `key`: a digest of every input the value depends on, so the same key is the same value."""
-        old = self._run[5] if self._run is not None else None
+        old = self._run.old if self._run is not None else None
         if old is not None and name in old.values and old.values[name][0] == key:
             value = old.values[name][1]
             self.reused_values.append(name)
@@ -130,8 +141,8 @@ class IncrementalScorer:
         last run did not keep a row of: the rows depend on each text alone (and on what `name` says)."""
         if self._run is None:
             return compute(list(texts))
-        _, run_texts, hashes, _, _, old = self._run
-        if len(texts) != len(run_texts) or list(texts) != run_texts:  # not this run's library: no reuse
+        hashes, old = self._run.hashes, self._run.old
+        if len(texts) != len(self._run.texts) or list(texts) != self._run.texts:  # not this run's library: no reuse
             return compute(list(texts))
         kept_rows = None if old is None else old.items.get(name)
         rows = _aligned(hashes, old, kept_rows, compute, texts)
@@ -154,8 +165,8 @@ class IncrementalScorer:
         """Keep this run's state for the next run (when anything changed)."""
         if self._run is None or not self._changed:
             return
-        path, _, hashes, rows, best, _ = self._run
-        _save(path, hashes, rows, best, self._signals, self._values, self._items)
+        run = self._run
+        _save(run.path, run.hashes, run.rows, run.best, self._signals, self._values, self._items)
         _prune(self.folder)
         self._run, self._changed = None, False
 

@@ -111,7 +111,12 @@ def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_
     digest = hashlib.sha256(repr((NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL, int(seed),
                                   np.__version__, scipy.__version__)).encode())
     excluded = np.zeros(0, dtype=np.int64) if exclude is None else np.asarray(exclude, dtype=np.int64)
-    for array in (library_rows, background_rows, corpus_rows, excluded):
+    arrays = [library_rows, background_rows, corpus_rows, excluded]
+    for index, array in enumerate(arrays):
+        first = next(place for place, other in enumerate(arrays) if other is array)
+        if first < index:  # the background is usually the corpus itself: hashed once
+            digest.update(f"input {first}".encode())
+            continue
         array = np.ascontiguousarray(array)
         digest.update(repr((array.dtype.str, array.shape)).encode())
         digest.update(array.data if array.size else b"")

@@ -182,14 +182,18 @@ def _aligned(hashes: Sequence[bytes], old: _Kept | None, kept_rows: np.ndarray |
     `compute(texts)` for the others; the kept array itself when nothing changed."""
     if kept_rows is None or old is None:
         return compute(list(texts))
-    if len(hashes) == len(old.hashes) and old.hashes == list(hashes):
+    grew = _grew(old.hashes, hashes)
+    if grew and len(hashes) == len(old.hashes):
         return kept_rows
+    start = len(old.hashes) if grew else 0  # rows before `start` are the kept ones, in their order
     known = {key: index for index, key in enumerate(old.hashes)}
-    missing = [index for index, key in enumerate(hashes) if key not in known]
+    missing = [index for index in range(start, len(hashes)) if hashes[index] not in known]
     fresh = compute([texts[index] for index in missing]) if missing else None
     rows = np.empty((len(hashes),) + kept_rows.shape[1:], dtype=kept_rows.dtype)
-    present = [index for index, key in enumerate(hashes) if key in known]
-    rows[present] = kept_rows[[known[hashes[index]] for index in present]]
+    rows[:start] = kept_rows[:start]
+    present = [index for index in range(start, len(hashes)) if hashes[index] in known]
+    if present:
+        rows[present] = kept_rows[[known[hashes[index]] for index in present]]
     if missing:
         rows[missing] = fresh
     return rows

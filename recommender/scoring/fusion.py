@@ -152,7 +152,9 @@ class Fusion:
     def _profile_factors(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
         """The user's items' predicted factors; with the kept library state only new texts are mapped."""
         state = getattr(recommender, "incremental", None)
-        return self.model.item_factors(profile_texts) if state is None else state.item_factors(self.model, profile_texts)
+        if state is None:
+            return self.model.item_factors(profile_texts)
+        return state.item_factors(self.model, profile_texts)
 
     def _factors(self, recommender) -> np.ndarray:
         if self._corpus_factors is None:

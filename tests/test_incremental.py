@@ -271,19 +271,37 @@ print(state.reused_values, "scipy.optimize" in sys.modules)
 
 
 def test_the_linear_models_key_changes_with_every_input():
-    from recommender.scoring.learned import inputs_digest
+    from recommender.scoring.learned import inputs_digest, sampled
 
     rng = np.random.default_rng(3)
     rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((40, 8)).astype(np.float32)
-    key = inputs_digest(rows, corpus, corpus, 0, np.array([1, 2]))
-    assert key == inputs_digest(rows.copy(), corpus, corpus, 0, np.array([1, 2]))
+    negatives = sampled(len(rows), len(corpus), 0, np.array([1, 2]))[1]
+    key = inputs_digest(rows, corpus, corpus, negatives)
+    assert key == inputs_digest(rows.copy(), corpus, corpus, negatives.copy())
     edited = rows.copy()
     edited[7, 3] = np.nextafter(edited[7, 3], np.float32(9))  # one value, one ulp
     other_background = corpus.copy()
     other_background[0, 0] += 1
-    assert len({key, inputs_digest(edited, corpus, corpus, 0, np.array([1, 2])),
-                inputs_digest(rows, corpus, corpus, 1, np.array([1, 2])),
-                inputs_digest(rows, corpus, corpus, 0, np.array([1, 3])),
-                inputs_digest(rows, corpus, corpus, 0, None),
-                inputs_digest(rows, other_background, corpus, 0, np.array([1, 2])),
-                inputs_digest(rows.astype(np.float64), corpus, corpus, 0, np.array([1, 2]))}) == 7
+    assert len({key, inputs_digest(edited, corpus, corpus, negatives),
+                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 1, np.array([1, 2]))[1]),
+                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 0, np.array([1, 3]))[1]),
+                inputs_digest(rows, other_background, corpus, negatives),
+                inputs_digest(rows.astype(np.float64), corpus, corpus, negatives)}) == 6
+
+
+def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
+    """Only the sampled positives enter the fit (and the key): beyond MAX_POSITIVES the rest change nothing."""
+    from recommender.scoring import learned
+
+    monkeypatch.setattr(learned, "MAX_POSITIVES", 30)
+    rng = np.random.default_rng(4)
+    rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((300, 8)).astype(np.float32)
+    positives, negatives = learned.sampled(len(rows), len(corpus), 0, np.arange(5))
+    assert len(positives) == 30 and len(negatives) == 300 - 5 and not set(negatives) & set(range(5))
+    x, y = learned.training_rows(rows, corpus, 0, np.arange(5))
+    assert np.array_equal(x[:30], rows[positives]) and np.array_equal(x[30:], corpus[negatives]) and y.sum() == 30
+    unsampled = np.setdiff1d(np.arange(50), positives)
+    changed = rows.copy()
+    changed[unsampled] += 1
+    assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
+                          learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))

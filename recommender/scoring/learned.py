@@ -77,41 +77,59 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
     background_rows : rows to sample negatives from (`exclude`: their indices never sampled).
     kept : the kept library state (IncrementalScorer): the last run's scores when every input is the same.
     """
-    if kept is not None:
-        key = inputs_digest(library_rows, background_rows, corpus_rows, seed, exclude)
-        return kept.kept_value("learned", key, lambda: linear_user_scores(
-            library_rows, background_rows, corpus_rows, seed=seed, exclude=exclude))
-    x, y = training_rows(library_rows, background_rows, seed, exclude)
-    return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
+    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
+    if positives is not None:
+        library_rows = library_rows[positives]
+
+    def fit() -> np.ndarray:
+        x, y = _design(library_rows, background_rows[negatives])
+        return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
+
+    if kept is None:
+        return fit()
+    return kept.kept_value("learned", inputs_digest(library_rows, background_rows, corpus_rows, negatives), fit)
+
+
+def sampled(n_library: int, n_background: int, seed: int = 0,
+            exclude: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:
+    """(the positives' indices, None for all of them; the negatives' indices): a seeded sample of
+    MAX_POSITIVES beyond that many items, then NEGATIVES_PER_POSITIVE background rows per positive
+    (MIN_NEGATIVES at least, as many as there are at most), never an excluded one."""
+    rng = np.random.default_rng(seed)
+    positives = None
+    if n_library > MAX_POSITIVES:
+        positives = np.sort(rng.choice(n_library, size=MAX_POSITIVES, replace=False))
+    pool = np.arange(n_background)
+    if exclude is not None and len(exclude):
+        pool = np.setdiff1d(pool, exclude)
+    wanted = min(max(MIN_NEGATIVES, NEGATIVES_PER_POSITIVE * min(n_library, MAX_POSITIVES)), len(pool))
+    return positives, rng.choice(pool, size=wanted, replace=False)
 
 
 def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: int = 0,
                   exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y): the user's rows (a seeded sample of MAX_POSITIVES beyond) as positives, a seeded sample of
-    the background rows not excluded as negatives; x in float64, one copy."""
-    rng = np.random.default_rng(seed)
-    if len(library_rows) > MAX_POSITIVES:
-        library_rows = library_rows[np.sort(rng.choice(len(library_rows), size=MAX_POSITIVES, replace=False))]
-    pool = np.arange(len(background_rows))
-    if exclude is not None and len(exclude):
-        pool = np.setdiff1d(pool, exclude)
-    wanted = min(max(MIN_NEGATIVES, NEGATIVES_PER_POSITIVE * len(library_rows)), len(pool))
-    negatives = background_rows[rng.choice(pool, size=wanted, replace=False)]
-    x = np.empty((len(library_rows) + len(negatives), library_rows.shape[1]), dtype=np.float64)
-    x[: len(library_rows)], x[len(library_rows) :] = library_rows, negatives
-    return x, np.r_[np.ones(len(library_rows)), np.zeros(len(negatives))]
+    """(x, y) of the fit linear_user_scores makes with these arguments."""
+    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
+    return _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
 
 
-def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray, seed: int,
-                  exclude: np.ndarray | None) -> bytes:
-    """SHA-256 of everything the scores depend on: the arrays (dtype, shape, bytes), the seed, the
-    excluded rows, this module's settings and the numpy and scipy versions (sampling and the fit)."""
+def _design(positive_rows: np.ndarray, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x (float64, one copy) and y (1 for the positives, 0 for the negatives)."""
+    x = np.empty((len(positive_rows) + len(negative_rows), positive_rows.shape[1]), dtype=np.float64)
+    x[: len(positive_rows)], x[len(positive_rows) :] = positive_rows, negative_rows
+    return x, np.r_[np.ones(len(positive_rows)), np.zeros(len(negative_rows))]
+
+
+def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
+                  negatives: np.ndarray) -> bytes:
+    """SHA-256 of everything the scores depend on: the positives' rows (only the sampled ones: at 50,000
+    items a fifth of the bytes), the background rows and which of them are the negatives, the corpus
+    rows (each array's dtype, shape and bytes), this module's settings and the numpy and scipy versions."""
     import scipy
 
-    digest = hashlib.sha256(repr((NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL, int(seed),
+    digest = hashlib.sha256(repr((NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL,
                                   np.__version__, scipy.__version__)).encode())
-    excluded = np.zeros(0, dtype=np.int64) if exclude is None else np.asarray(exclude, dtype=np.int64)
-    arrays = [library_rows, background_rows, corpus_rows, excluded]
+    arrays = [library_rows, background_rows, corpus_rows, np.asarray(negatives, dtype=np.int64)]
     for index, array in enumerate(arrays):
         first = next(place for place, other in enumerate(arrays) if other is array)
         if first < index:  # the background is usually the corpus itself: hashed once

@@ -305,3 +305,8 @@ def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
     changed[unsampled] += 1
     assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
                           learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))
+    key = learned.inputs_digest(rows, corpus, corpus, negatives, positives=positives)
+    assert key == learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
+    assert key == learned.inputs_digest(rows[positives], corpus, corpus, negatives)  # hashed as the chosen rows
+    changed[positives[-1]] += 1
+    assert key != learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)

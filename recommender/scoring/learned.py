@@ -78,16 +78,15 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
     kept : the kept library state (IncrementalScorer): the last run's scores when every input is the same.
     """
     positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
-    if positives is not None:
-        library_rows = library_rows[positives]
 
     def fit() -> np.ndarray:
-        x, y = _design(library_rows, background_rows[negatives])
+        x, y = _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
         return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
 
     if kept is None:
         return fit()
-    return kept.kept_value("learned", inputs_digest(library_rows, background_rows, corpus_rows, negatives), fit)
+    key = inputs_digest(library_rows, background_rows, corpus_rows, negatives, positives=positives)
+    return kept.kept_value("learned", key, fit)
 
 
 def sampled(n_library: int, n_background: int, seed: int = 0,
@@ -121,21 +120,31 @@ def _design(positive_rows: np.ndarray, negative_rows: np.ndarray) -> tuple[np.nd
 
 
 def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
-                  negatives: np.ndarray) -> bytes:
-    """SHA-256 of everything the scores depend on: the positives' rows (only the sampled ones: at 50,000
-    items a fifth of the bytes), the background rows and which of them are the negatives, the corpus
-    rows (each array's dtype, shape and bytes), this module's settings and the numpy and scipy versions."""
+                  negatives: np.ndarray, positives: np.ndarray | None = None) -> bytes:
+    """SHA-256 of everything the scores depend on: the positives' rows (only the sampled ones, when
+    `positives` says which: at 50,000 items a fifth of the bytes), the background rows and which of
+    them are the negatives, the corpus rows (each array's dtype, shape and bytes), this module's
+    settings and the numpy and scipy versions."""
     import scipy
 
     digest = hashlib.sha256(repr((NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL,
                                   np.__version__, scipy.__version__)).encode())
-    arrays = [library_rows, background_rows, corpus_rows, np.asarray(negatives, dtype=np.int64)]
-    for index, array in enumerate(arrays):
-        first = next(place for place, other in enumerate(arrays) if other is array)
-        if first < index:  # the background is usually the corpus itself: hashed once
-            digest.update(f"input {first}".encode())
-            continue
-        array = np.ascontiguousarray(array)
-        digest.update(repr((array.dtype.str, array.shape)).encode())
-        digest.update(array.data if array.size else b"")
+
+    def add(array: np.ndarray, chunks: np.ndarray | None = None) -> None:
+        """dtype, shape and bytes; with `chunks`, of array[chunks], a few thousand rows at a time (no copy of all)."""
+        shape = array.shape if chunks is None else (len(chunks),) + array.shape[1:]
+        digest.update(repr((array.dtype.str, shape)).encode())
+        if chunks is None:
+            digest.update(np.ascontiguousarray(array).data if array.size else b"")
+            return
+        for start in range(0, len(chunks), 4096):
+            digest.update(np.ascontiguousarray(array[chunks[start : start + 4096]]).data)
+
+    add(library_rows, positives)
+    add(background_rows)
+    if corpus_rows is background_rows:  # the usual case: hashed once
+        digest.update(b"the corpus is the background")
+    else:
+        add(corpus_rows)
+    add(np.asarray(negatives, dtype=np.int64))
     return digest.digest()

@@ -13,10 +13,11 @@ scikit-learn's on real libraries.
 With the kept library state (`kept`, recommender/scoring/incremental.py) the scores of an unchanged
 input are the last run's: they are keyed by a digest of every input, so neither scipy.optimize
 (0.1-0.2 s of CPU to import) nor the fit runs again. A changed input is fitted from zero, as in a
-full run: L-BFGS started from the last run's weights (10,000 items plus 10) stopped after one
-evaluation instead of 19, but its scores differed from a full run's by up to 0.036 (their spread is
-2.0), and the candidates' order still differed at a 10,000 times tighter tolerance, where even the warm
-start cost twice today's fit (benchmarks/warm_start.py). A re-run must give a full run's output.
+full run: L-BFGS started from the last run's weights (content embeddings, 10,000 items plus 10)
+stopped after one evaluation instead of 19, but its scores differed from a full run's by up to 0.036
+(their spread is 2.0), and the candidates' order still differed at a 10,000 times tighter tolerance,
+where even the warm start cost twice today's fit (benchmarks/warm_start.py). A re-run must give a
+full run's output.
 """
 
 from __future__ import annotations

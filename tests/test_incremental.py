@@ -182,3 +182,131 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, m
     hashed.clear()
     assert ranked(scorer.recommend(grown[:100], top_n=0)) == ranked(fused().recommend(grown[:100], top_n=0))
     assert hashed[0] == 100  # not a prefix of the kept library: everything again
+
+
+class StubFactors:
+    """A stand-in collaborative model: an item's factors are the first 8 of its hash vector's values;
+    every call to item_factors is counted by its number of texts."""
+
+    cache_id = "test-hash-vectors/factors/stub"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def item_factors(self, texts):
+        self.calls.append(len(texts))
+        return HashVectors().transform(list(texts))[:, :8]
+
+    def user_vector(self, factors):
+        return np.linalg.solve(factors.T @ factors + np.eye(8), factors.sum(axis=0))
+
+
+def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly(tmp_path, monkeypatch):
+    """An unchanged library reuses the linear model's scores (no fit) and every item's factors (none
+    mapped); a grown one refits from zero and maps only its new texts; an input the texts do not show
+    (which corpus papers the user owns) refits too. Every output is a full run's, bit for bit."""
+    from recommender.scoring import learned
+    from recommender.scoring.fusion import Fusion, FusionWeights
+
+    fits = []
+    real_fit = learned.fit_logistic
+    monkeypatch.setattr(learned, "fit_logistic", lambda x, y: fits.append(len(y)) or real_fit(x, y))
+    weights = FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
+
+    def fused(model, incremental=None):
+        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental, model=Fusion(weights, model))
+
+    first = library(400)
+    grown = first + library(7, start=3000)[:7]
+    edited = [LibraryItem(key="K3", title="an edited title about reward policy") if item.key == "K3" else item
+              for item in grown]
+    owning = first + [LibraryItem(key="own", title=CORPUS[3].title)]  # owns a corpus paper, not in the profile
+    runs = [(first, None), (first, None), (grown, None), (first, None), (first, owning), (edited, None)]
+    expected = [ranked(fused(StubFactors()).recommend(owner or items, profile=items, top_n=0)) for items, owner in runs]
+
+    model, state = StubFactors(), IncrementalScorer(tmp_path, "corpus-key/top5")
+    scorer = fused(model, state)
+    seen = []
+    for (items, owner), wanted in zip(runs, expected):
+        fits.clear()
+        model.calls.clear()
+        assert ranked(scorer.recommend(owner or items, profile=items, top_n=0)) == wanted
+        seen.append((len(fits), [calls for calls in model.calls if calls != len(CORPUS)], sorted(state.reused_values)))
+    factors = "factors-" + hashlib.sha256(StubFactors.cache_id.encode()).hexdigest()[:16]
+    assert seen == [
+        (1, [401], []),  # the first run: a fit, every item mapped
+        (0, [], [factors, "learned"]),  # unchanged: both kept
+        (1, [7], []),  # grown: a fit from zero, only the new texts mapped
+        (1, [], []),  # back to the first library: its rows picked from the kept ones; a new fit
+        (1, [], [factors]),  # the same texts, another owned paper: a new fit
+        (1, [8], []),  # an edited item (and the 7 the last run did not have): a new fit, those texts mapped
+    ]
+    with np.load(next(tmp_path.glob("*.npz")), allow_pickle=False) as data:
+        assert data["value_learned"].shape == (len(CORPUS),) and data["valuekey_learned"].shape == (32,)
+        assert data[f"item_{factors}"].shape == (len(edited), 8)
+
+
+def test_an_unchanged_rerun_never_imports_the_optimiser(tmp_path):
+    """The kept linear-model scores spare a re-run `import scipy.optimize` (0.1-0.2 s of CPU), not only the fit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = f"""
+import sys
+from recommender.scoring.fusion import Fusion, FusionWeights
+from recommender.scoring.incremental import IncrementalScorer
+from recommender.scoring.ranking import Recommender
+from tests.test_incremental import CORPUS, HashVectors, library
+state = IncrementalScorer(__import__("pathlib").Path({str(tmp_path)!r}), "corpus-key/top5")
+Recommender(CORPUS, representation=HashVectors(), incremental=state,
+            model=Fusion(FusionWeights(learned=0.4))).recommend(library(300))
+print(state.reused_values, "scipy.optimize" in sys.modules)
+"""
+    root = Path(__file__).resolve().parents[1]
+    outputs = [subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+               for _ in range(2)]
+    assert all(done.returncode == 0 for done in outputs), outputs[-1].stderr
+    assert [done.stdout.strip() for done in outputs] == ["[] True", "['learned'] False"]
+
+
+def test_the_linear_models_key_changes_with_every_input():
+    from recommender.scoring.learned import inputs_digest, sampled
+
+    rng = np.random.default_rng(3)
+    rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((40, 8)).astype(np.float32)
+    negatives = sampled(len(rows), len(corpus), 0, np.array([1, 2]))[1]
+    key = inputs_digest(rows, corpus, corpus, negatives)
+    assert key == inputs_digest(rows.copy(), corpus, corpus, negatives.copy())
+    edited = rows.copy()
+    edited[7, 3] = np.nextafter(edited[7, 3], np.float32(9))  # one value, one ulp
+    other_background = corpus.copy()
+    other_background[0, 0] += 1
+    assert len({key, inputs_digest(edited, corpus, corpus, negatives),
+                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 1, np.array([1, 2]))[1]),
+                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 0, np.array([1, 3]))[1]),
+                inputs_digest(rows, other_background, corpus, negatives),
+                inputs_digest(rows.astype(np.float64), corpus, corpus, negatives)}) == 6
+
+
+def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
+    """Only the sampled positives enter the fit (and the key): beyond MAX_POSITIVES the rest change nothing."""
+    from recommender.scoring import learned
+
+    monkeypatch.setattr(learned, "MAX_POSITIVES", 30)
+    rng = np.random.default_rng(4)
+    rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((300, 8)).astype(np.float32)
+    positives, negatives = learned.sampled(len(rows), len(corpus), 0, np.arange(5))
+    assert len(positives) == 30 and len(negatives) == 300 - 5 and not set(negatives) & set(range(5))
+    x, y = learned.training_rows(rows, corpus, 0, np.arange(5))
+    assert np.array_equal(x[:30], rows[positives]) and np.array_equal(x[30:], corpus[negatives]) and y.sum() == 30
+    unsampled = np.setdiff1d(np.arange(50), positives)
+    changed = rows.copy()
+    changed[unsampled] += 1
+    assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
+                          learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))
+    key = learned.inputs_digest(rows, corpus, corpus, negatives, positives=positives)
+    assert key == learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
+    assert key == learned.inputs_digest(rows[positives], corpus, corpus, negatives)  # hashed as the chosen rows
+    changed[positives[-1]] += 1
+    assert key != learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)

@@ -139,14 +139,22 @@ class Fusion:
             library, corpus = np.asarray(profile_rows), recommender.corpus_rows
             beta = adapter_beta(self.model) if self.model is not None else 0.0
             if beta > 0:  # the linear model in the collaborative adapter's space (scoring/adapter.py)
-                profile_factors = self.model.item_factors(profile_texts)
+                profile_factors = self._profile_factors(recommender, profile_texts)
                 library, corpus = adapted(library, profile_factors, beta), self._adapted_corpus(recommender, beta)
-            parts["learned"] = linear_user_scores(library, corpus, corpus, exclude=np.flatnonzero(owned))
+            parts["learned"] = linear_user_scores(library, corpus, corpus, exclude=np.flatnonzero(owned),
+                                                  kept=getattr(recommender, "incremental", None))
         if self.weights.collaborative > 0 and self.model is not None:
             if profile_factors is None:
-                profile_factors = self.model.item_factors(profile_texts)
+                profile_factors = self._profile_factors(recommender, profile_texts)
             parts["collaborative"] = self._factors(recommender) @ self.model.user_vector(profile_factors)
         return parts
+
+    def _profile_factors(self, recommender, profile_texts: Sequence[str]) -> np.ndarray:
+        """The user's items' predicted factors; with the kept library state only new texts are mapped."""
+        state = getattr(recommender, "incremental", None)
+        if state is None:
+            return self.model.item_factors(profile_texts)
+        return state.item_factors(self.model, profile_texts)
 
     def _factors(self, recommender) -> np.ndarray:
         if self._corpus_factors is None:

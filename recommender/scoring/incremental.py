@@ -4,9 +4,12 @@ A re-run after adding a few items to a library scores only the new items against
 merges them into the kept top-K values (recommender.scoring.aggregation.top_values(previous=…));
 the result is exactly a full run's. An item removed, edited or moved means a full recompute of the
 values, though the rows of unchanged texts still come from here in one read instead of one cache
-lookup per text. One file per (corpus, model, aggregation, library): `.npz` (plain `.npy` arrays in
-a zip, read with allow_pickle=False), written to a temporary file and renamed into place (concurrent
-runs: the last one wins, each file whole), private to the user (it holds library data).
+lookup per text. Other signals keep what they derive from the library here too: per-item rows
+(`item_rows`, e.g. the collaborative model's predicted factors: only new texts are mapped) and whole
+values keyed by a digest of every input they depend on (`kept_value`, e.g. the linear model's scores:
+an unchanged library skips the fit). One file per (corpus, model, aggregation, library): `.npz` (plain
+`.npy` arrays in a zip, read with allow_pickle=False), written to a temporary file and renamed into
+place (concurrent runs: the last one wins, each file whole), private to the user (it holds library data).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import hashlib
 import logging
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +31,28 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 KEEP_STATES = 16  # libraries kept (the least recently used beyond these are removed)
+
+
+class _Kept(NamedTuple):
+    """The last run's state as read from its file."""
+
+    hashes: list[bytes]
+    rows: np.ndarray
+    best: np.ndarray
+    signals: dict[str, np.ndarray]  # other signals' top-K values
+    values: dict[str, tuple[bytes, np.ndarray]]  # kept_value: name → (inputs' digest, value)
+    items: dict[str, np.ndarray]  # item_rows: name → one row per hash
+
+
+class _Run(NamedTuple):
+    """This run's library (after `score`) and the last run's state."""
+
+    path: Path
+    texts: list[str]
+    hashes: list[bytes]
+    rows: np.ndarray
+    best: np.ndarray  # the content top-K values
+    old: _Kept | None
 
 
 def state_dir() -> Path:
@@ -41,8 +67,11 @@ class IncrementalScorer:
     def __init__(self, folder: Path, context: str) -> None:
         self.folder, self.context = folder, context
         self.reused_items = 0  # how many items' values came from the last run (for the log and tests)
-        self._run = None  # this run's (path, hashes, rows, content best, the last run's state): saved by finish()
+        self.reused_values: list[str] = []  # which kept values this run took from the last one (for tests)
+        self._run: _Run | None = None  # this run's texts and values, and the last run's state
         self._signals: dict[str, np.ndarray] = {}  # other signals' top-K values this run (e.g. the lexical one)
+        self._values: dict[str, tuple[bytes, np.ndarray]] = {}  # kept_value's this run
+        self._items: dict[str, np.ndarray] = {}  # item_rows' this run
         self._changed = False
 
     def _path(self, hashes: Sequence[bytes]) -> Path:
@@ -59,19 +88,20 @@ class IncrementalScorer:
         hashes = [text_hash(text) for text in texts]
         path = self._path(hashes)
         old = _load(path)
-        rows = self._rows(texts, hashes, representation, old)
+        rows = _aligned(hashes, old, None if old is None else old.rows, representation.transform, texts)
         if release is not None:
             release()
         previous = None
         if old is not None and parse_aggregation(aggregation)[0] != "mean":
-            old_hashes, _, best, n_old, _ = old
-            prefix = n_old <= len(hashes) and old_hashes == hashes[:n_old]
-            if prefix and best.shape == (corpus_rows.shape[0], kept(aggregation, n_old)):
-                previous = TopValues(best=best, total=None, n_items=n_old)
+            n_old = len(old.hashes)
+            if _grew(old.hashes, hashes) and old.best.shape == (corpus_rows.shape[0], kept(aggregation, n_old)):
+                previous = TopValues(best=old.best, total=None, n_items=n_old)
         kwargs = {} if budget_mb is None else {"budget_mb": budget_mb}
         values = top_values(rows, corpus_rows, aggregation, previous=previous, **kwargs)
         self.reused_items = previous.n_items if previous is not None else 0
-        self._run, self._signals = (path, hashes, rows, values.best, old), {}
+        self.reused_values = []
+        self._run = _Run(path, list(texts), hashes, rows, values.best, old)
+        self._signals, self._values, self._items = {}, {}, {}
         self._changed = previous is None or previous.n_items != len(hashes)
         return rows, values
 
@@ -81,10 +111,10 @@ class IncrementalScorer:
         them), else None (it scores all). `keep_for(n_items)`: the values' width for n items."""
         previous = None
         if self._run is not None:
-            _, hashes, _, _, old = self._run
-            if old is not None and name in old[4]:
-                old_hashes, n_old, best = old[0], old[3], old[4][name]
-                if n_old <= len(hashes) and old_hashes == hashes[:n_old] and best.shape == (n_papers, keep_for(n_old)):
+            hashes, old = self._run.hashes, self._run.old
+            if old is not None and name in old.signals:
+                n_old, best = len(old.hashes), old.signals[name]
+                if _grew(old.hashes, hashes) and best.shape == (n_papers, keep_for(n_old)):
                     previous = TopValues(best=best, total=None, n_items=n_old)
         values = compute(previous)
         if self._run is not None:
@@ -92,51 +122,108 @@ class IncrementalScorer:
             self._changed = self._changed or previous is None or previous.n_items != values.n_items
         return values
 
+    def kept_value(self, name: str, key: bytes, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """A value derived from this run's inputs (after `score`), the last run's when it was kept under
+        the same `key`: a digest of every input the value depends on, so the same key is the same value."""
+        old = self._run.old if self._run is not None else None
+        if old is not None and name in old.values and old.values[name][0] == key:
+            value = old.values[name][1]
+            self.reused_values.append(name)
+        else:
+            value = np.asarray(compute())
+            self._changed = self._changed or self._run is not None
+        if self._run is not None:
+            self._values[name] = (key, value)
+        return value
+
+    def item_rows(self, name: str, texts: Sequence[str], compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """One row per text (e.g. a model's predicted factors), `compute(texts)` only for the texts the
+        last run did not keep a row of: the rows depend on each text alone (and on what `name` says)."""
+        if self._run is None:
+            return compute(list(texts))
+        hashes, old = self._run.hashes, self._run.old
+        if len(texts) != len(self._run.texts) or list(texts) != self._run.texts:  # not this run's library: no reuse
+            return compute(list(texts))
+        kept_rows = None if old is None else old.items.get(name)
+        rows = _aligned(hashes, old, kept_rows, compute, texts)
+        if rows is kept_rows:
+            self.reused_values.append(name)
+        else:
+            self._changed = True
+        self._items[name] = rows
+        return rows
+
+    def item_factors(self, model, texts: Sequence[str]) -> np.ndarray:
+        """A collaborative model's `item_factors(texts)`, mapping only the texts new since the last run."""
+        cache_id = getattr(model, "cache_id", None)
+        if cache_id is None:
+            return model.item_factors(texts)
+        name = f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}"
+        return self.item_rows(name, texts, model.item_factors)
+
     def finish(self) -> None:
         """Keep this run's state for the next run (when anything changed)."""
         if self._run is None or not self._changed:
             return
-        path, hashes, rows, best, _ = self._run
-        _save(path, hashes, rows, best, self._signals)
+        run = self._run
+        _save(run.path, run.hashes, run.rows, run.best, self._signals, self._values, self._items)
         _prune(self.folder)
         self._run, self._changed = None, False
 
-    @staticmethod
-    def _rows(texts, hashes, representation, old) -> np.ndarray:
-        known = {} if old is None else {key: index for index, key in enumerate(old[0])}
-        missing = [index for index, key in enumerate(hashes) if key not in known]
-        if not missing and old is not None and len(hashes) == len(old[0]) and old[0] == list(hashes):
-            return old[1]
-        dimension = old[1].shape[1] if old is not None else None
-        fresh = representation.transform([texts[index] for index in missing]) if missing else None
-        if dimension is None:
-            dimension = fresh.shape[1]
-        rows = np.empty((len(texts), dimension), dtype=np.float32)
-        if old is not None:
-            present = [index for index, key in enumerate(hashes) if key in known]
-            rows[present] = old[1][[known[hashes[index]] for index in present]]
-        if missing:
-            rows[missing] = fresh
-        return rows
+
+def _grew(old_hashes: list[bytes], hashes: Sequence[bytes]) -> bool:
+    """This run's texts are the last run's followed by new ones (or exactly them)."""
+    return len(old_hashes) <= len(hashes) and old_hashes == hashes[: len(old_hashes)]
 
 
-_SIGNAL = "signal_"  # prefix of other signals' top-K values in the file
+def _aligned(hashes: Sequence[bytes], old: _Kept | None, kept_rows: np.ndarray | None, compute,
+             texts: Sequence[str]) -> np.ndarray:
+    """Rows for these hashes: the kept rows (aligned with the last run's hashes) where there is one,
+    `compute(texts)` for the others; the kept array itself when nothing changed."""
+    if kept_rows is None or old is None:
+        return compute(list(texts))
+    grew = _grew(old.hashes, hashes)
+    if grew and len(hashes) == len(old.hashes):
+        return kept_rows
+    start = len(old.hashes) if grew else 0  # rows before `start` are the kept ones, in their order
+    known = {key: index for index, key in enumerate(old.hashes)}
+    missing = [index for index in range(start, len(hashes)) if hashes[index] not in known]
+    fresh = compute([texts[index] for index in missing]) if missing else None
+    rows = np.empty((len(hashes),) + kept_rows.shape[1:], dtype=kept_rows.dtype)
+    rows[:start] = kept_rows[:start]
+    present = [index for index in range(start, len(hashes)) if hashes[index] in known]
+    if present:
+        rows[present] = kept_rows[[known[hashes[index]] for index in present]]
+    if missing:
+        rows[missing] = fresh
+    return rows
 
 
-def _load(path: Path):
-    """(hashes, rows, best, n_items, {signal: best}) of the last run, or None when absent or not readable."""
+# Prefixes of the file's other arrays: other signals' top-K values, kept values (and their keys), item rows.
+_SIGNAL, _VALUE, _VALUE_KEY, _ITEM = "signal_", "value_", "valuekey_", "item_"
+
+
+def _load(path: Path) -> _Kept | None:
+    """The last run's state, or None when absent or not readable."""
     try:
         with np.load(path, allow_pickle=False) as data:
             if int(data["format_version"]) != FORMAT_VERSION:
                 return None
             hashes = [bytes(row) for row in data["hashes"]]
             rows, best = data["rows"], data["best"]
-            signals = {name[len(_SIGNAL):]: data[name] for name in data.files if name.startswith(_SIGNAL)}
+            named = {prefix: {name[len(prefix):]: data[name] for name in data.files if name.startswith(prefix)}
+                     for prefix in (_SIGNAL, _VALUE, _VALUE_KEY, _ITEM)}
+        signals, items = named[_SIGNAL], named[_ITEM]
+        values = {name: (named[_VALUE_KEY][name].tobytes(), value) for name, value in named[_VALUE].items()
+                  if name in named[_VALUE_KEY]}
+        kept_values = [value for _, value in values.values()]
         if rows.dtype != np.float32 or best.dtype != np.float32 or rows.shape[0] != len(hashes) or any(
-                values.dtype != np.float32 or values.ndim != 2 for values in signals.values()):
+                array.dtype != np.float32 or array.ndim != 2 for array in signals.values()) or any(
+                array.dtype.kind != "f" for array in [*items.values(), *kept_values]) or any(
+                array.ndim != 2 or array.shape[0] != len(hashes) for array in items.values()):
             raise ValueError("arrays of the wrong type or size")
         os.utime(path)
-        return hashes, rows, best, len(hashes), signals
+        return _Kept(hashes, rows, best, signals, values, items)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
@@ -145,14 +232,19 @@ def _load(path: Path):
 
 
 def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray,
-          signals: dict[str, np.ndarray] | None = None) -> None:
+          signals: dict[str, np.ndarray] | None = None, values: dict[str, tuple[bytes, np.ndarray]] | None = None,
+          items: dict[str, np.ndarray] | None = None) -> None:
+    values = values or {}
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_private_npz(path, {
             "format_version": np.array(FORMAT_VERSION),
             "hashes": np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),
             "rows": np.ascontiguousarray(rows, dtype=np.float32), "best": best,
-            **{_SIGNAL + name: values for name, values in (signals or {}).items()}})
+            **{_SIGNAL + name: array for name, array in (signals or {}).items()},
+            **{_VALUE + name: value for name, (_, value) in values.items()},
+            **{_VALUE_KEY + name: np.frombuffer(key, dtype=np.uint8) for name, (key, _) in values.items()},
+            **{_ITEM + name: array for name, array in (items or {}).items()}})
     except OSError as error:
         # the embedding cache has already warned about an unusable cache folder
         log.info("incremental state %s cannot be written (%s): the next run scores the whole library",

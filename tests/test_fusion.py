@@ -205,3 +205,19 @@ def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, 
         assert not np.allclose(parts["learned"], plain)  # the adapter changes the linear model's scores
     assert parts["learned"] == pytest.approx(linear_user_scores(rows, corpus, corpus, exclude=np.flatnonzero(owned)))
     assert set(parts) == {"content", "learned", "collaborative"}
+
+
+def test_adapted_rows_made_on_demand_equal_the_joined_rows(monkeypatch):
+    from recommender.scoring.adapter import AdaptedRows, adapted
+
+    rng = np.random.default_rng(8)
+    vectors, factors = rng.normal(size=(23, 6)).astype(np.float32), rng.normal(size=(23, 3)).astype(np.float32)
+    monkeypatch.setattr(AdaptedRows, "BLOCK", 5)  # several blocks and a short last one
+    rows = AdaptedRows(vectors, factors, 0.5)
+    joined = adapted(vectors, factors, 0.5)
+    assert len(rows) == 23 and rows.shape == joined.shape and np.array_equal(np.asarray(rows), joined)
+    picked = np.array([3, 17, 4])
+    assert np.array_equal(np.asarray(rows[picked]), joined[picked])
+    # the linear model sees the same numbers either way
+    background = _unit(rng.normal(size=(200, 9)))
+    assert np.array_equal(linear_user_scores(rows, background, background), linear_user_scores(joined, background, background))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recommender.scoring.adapter import adapted, adapter_beta
+from recommender.scoring.adapter import AdaptedRows, adapted, adapter_beta
 from recommender.scoring.blend import standardise
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class Fusion:
             beta = adapter_beta(self.model) if self.model is not None else 0.0
             if beta > 0:  # the linear model in the collaborative adapter's space (scoring/adapter.py)
                 profile_factors = self._profile_factors(recommender, profile_texts)
-                library, corpus = adapted(library, profile_factors, beta), self._adapted_corpus(recommender, beta)
+                library, corpus = AdaptedRows(library, profile_factors, beta), self._adapted_corpus(recommender, beta)
             parts["learned"] = linear_user_scores(library, corpus, corpus, exclude=np.flatnonzero(owned),
                                                   kept=getattr(recommender, "incremental", None))
         if self.weights.collaborative > 0 and self.model is not None:

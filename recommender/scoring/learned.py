@@ -74,7 +74,8 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
     """Decision values (without the intercept, which ranks nothing) of a per-user logistic regression
     for every corpus row.
 
-    library_rows : the user's item embeddings (positives).
+    library_rows : the user's item embeddings (positives): an array, or rows made on demand
+        (scoring/adapter.py AdaptedRows), of which only the sampled ones are ever made.
     background_rows : rows to sample negatives from (`exclude`: their indices never sampled).
     kept : the kept library state (IncrementalScorer): the last run's scores when every input is the same.
     """
@@ -113,10 +114,13 @@ def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: i
     return _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
 
 
-def _design(positive_rows: np.ndarray, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x (float64, one copy) and y (1 for the positives, 0 for the negatives)."""
+def _design(positive_rows, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x (float64, one copy) and y (1 for the positives, 0 for the negatives). The positives are copied
+    a block at a time, so rows made on demand (scoring/adapter.py AdaptedRows) never exist all at once."""
     x = np.empty((len(positive_rows) + len(negative_rows), positive_rows.shape[1]), dtype=np.float64)
-    x[: len(positive_rows)], x[len(positive_rows) :] = positive_rows, negative_rows
+    for start in range(0, len(positive_rows), 4096):
+        x[start : min(start + 4096, len(positive_rows))] = positive_rows[start : start + 4096]
+    x[len(positive_rows) :] = negative_rows
     return x, np.r_[np.ones(len(positive_rows)), np.zeros(len(negative_rows))]
 
 

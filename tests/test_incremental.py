@@ -310,3 +310,21 @@ def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
     assert key == learned.inputs_digest(rows[positives], corpus, corpus, negatives)  # hashed as the chosen rows
     changed[positives[-1]] += 1
     assert key != learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
+
+
+def test_the_linear_models_key_for_adapted_rows_covers_what_they_are_made_of():
+    from recommender.scoring.adapter import AdaptedRows
+    from recommender.scoring.learned import inputs_digest
+
+    rng = np.random.default_rng(4)
+    vectors, factors = rng.normal(size=(30, 6)).astype(np.float32), rng.normal(size=(30, 3)).astype(np.float32)
+    corpus, negatives = rng.normal(size=(50, 9)).astype(np.float32), np.arange(10)
+    key = inputs_digest(AdaptedRows(vectors, factors, 0.5), corpus, corpus, negatives)
+    assert key == inputs_digest(AdaptedRows(vectors.copy(), factors.copy(), 0.5), corpus, corpus, negatives)
+    edited_factors = factors.copy()
+    edited_factors[7, 1] += 1.0
+    assert len({key, inputs_digest(AdaptedRows(vectors, factors, 1.0), corpus, corpus, negatives),
+                inputs_digest(AdaptedRows(vectors, edited_factors, 0.5), corpus, corpus, negatives),
+                inputs_digest(AdaptedRows(vectors[::-1].copy(), factors, 0.5), corpus, corpus, negatives),
+                inputs_digest(AdaptedRows(vectors, factors, 0.5), corpus, corpus, negatives,
+                              positives=np.arange(20))}) == 5

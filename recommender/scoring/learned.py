@@ -26,6 +26,8 @@ import hashlib
 
 import numpy as np
 
+from recommender.scoring.adapter import AdaptedRows
+
 NEGATIVES_PER_POSITIVE = 10
 MIN_NEGATIVES = 200
 # The user's items the model sees at most (a seeded sample beyond): a 384-weight direction is settled
@@ -137,6 +139,11 @@ def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_
 
     def add(array: np.ndarray, chunks: np.ndarray | None = None) -> None:
         """dtype, shape and bytes; with `chunks`, of array[chunks], a few thousand rows at a time (no copy of all)."""
+        if isinstance(array, AdaptedRows):  # what the rows are made of: they are never joined just to be hashed
+            digest.update(repr(("adapted rows", array.beta)).encode())
+            add(array.vectors, chunks)
+            add(array.factors, chunks)
+            return
         shape = array.shape if chunks is None else (len(chunks),) + array.shape[1:]
         digest.update(repr((array.dtype.str, shape)).encode())
         if chunks is None:

@@ -83,9 +83,10 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
     """
     positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
 
-    def fit() -> np.ndarray:
-        x, y = _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
-        return np.asarray(corpus_rows, dtype=np.float64) @ fit_logistic(x, y)
+    def fit() -> np.ndarray:  # the design matrix is freed before the corpus's float64 copy is made
+        coef = fit_logistic(*_design(library_rows if positives is None else library_rows[positives],
+                                     background_rows[negatives]))
+        return np.asarray(corpus_rows, dtype=np.float64) @ coef
 
     if kept is None:
         return fit()
@@ -120,8 +121,8 @@ def _design(positive_rows, negative_rows: np.ndarray) -> tuple[np.ndarray, np.nd
     """x (float64, one copy) and y (1 for the positives, 0 for the negatives). The positives are copied
     a block at a time, so rows made on demand (scoring/adapter.py AdaptedRows) never exist all at once."""
     x = np.empty((len(positive_rows) + len(negative_rows), positive_rows.shape[1]), dtype=np.float64)
-    for start in range(0, len(positive_rows), 4096):
-        x[start : min(start + 4096, len(positive_rows))] = positive_rows[start : start + 4096]
+    for start in range(0, len(positive_rows), 1024):
+        x[start : min(start + 1024, len(positive_rows))] = positive_rows[start : start + 1024]
     x[len(positive_rows) :] = negative_rows
     return x, np.r_[np.ones(len(positive_rows)), np.zeros(len(negative_rows))]
 

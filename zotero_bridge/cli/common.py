@@ -54,6 +54,27 @@ def setup_logging(quiet: bool, verbose: bool) -> None:
         logging.getLogger(noisy).setLevel(logging.ERROR)
 
 
+def keep_freed_memory_for_reuse() -> None:
+    """Let glibc keep freed heap memory for the next large array instead of handing it back at once.
+
+    Scoring allocates and frees many arrays of tens of MB (similarity blocks, the linear model's
+    design matrix); by default each is mapped fresh and page-faulted in again. Measured on a warm
+    10,000-item reading list: 0.1 s less CPU (1.67 → 1.57 s, mostly system time), the same peak RSS.
+    Larger arrays than 32 MiB (glibc's most) are still mapped on their own. A no-op without glibc's
+    mallopt (macOS, Windows, musl); the encoder still hands its heap back (features/dense.py).
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    for option, value in ((-3, 32 << 20), (-1, 256 << 20), (-2, 64 << 20)):  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD
+        mallopt(option, value)
+
+
 def note(short: str, full: str) -> None:
     """A notice for stderr: `full` on its own line with -v, else `short` joined into one closing line."""
     log.debug("%s", full)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from zotero_bridge.cli.common import CONTEXT, setup_logging
+from zotero_bridge.cli.common import CONTEXT, keep_freed_memory_for_reuse, setup_logging
 from zotero_bridge.cli.corpus import corpus_group
 from zotero_bridge.cli.history import history_command
 from zotero_bridge.cli.model import evaluate_group, train_command
@@ -30,6 +30,7 @@ def cli(quiet: bool, verbose: bool) -> None:
         zotrec reading-list --library examples/library.bib
     """
     setup_logging(quiet, verbose)
+    keep_freed_memory_for_reuse()
 
 
 for command in (reading_list, library_command, score_command, sync_command, history_command, corpus_group,

@@ -221,3 +221,21 @@ def test_adapted_rows_made_on_demand_equal_the_joined_rows(monkeypatch):
     # the linear model sees the same numbers either way
     background = _unit(rng.normal(size=(200, 9)))
     assert np.array_equal(linear_user_scores(rows, background, background), linear_user_scores(joined, background, background))
+
+
+def test_adapted_rows_index_lazily_and_hash_like_their_joined_rows():
+    from recommender.scoring.adapter import AdaptedRows, adapted
+    from recommender.scoring.learned import inputs_digest
+
+    rng = np.random.default_rng(9)
+    vectors, factors = rng.normal(size=(12, 4)).astype(np.float32), rng.normal(size=(12, 2)).astype(np.float32)
+    rows = AdaptedRows(vectors, factors, 0.5)
+    picked = rows[np.array([5, 1, 9])][1:]  # an index of an index: rows 1 and 9
+    assert picked.vectors is vectors  # nothing copied
+    assert np.array_equal(np.asarray(picked), adapted(vectors, factors, 0.5)[[1, 9]])
+    assert len(rows[3:7]) == 4
+    corpus, negatives = rng.normal(size=(20, 6)).astype(np.float32), np.arange(5)
+    assert (inputs_digest(picked, corpus, corpus, negatives)
+            == inputs_digest(AdaptedRows(vectors[[1, 9]], factors[[1, 9]], 0.5), corpus, corpus, negatives))
+    assert (inputs_digest(rows, corpus, corpus, negatives, positives=np.array([1, 9]))
+            == inputs_digest(picked, corpus, corpus, negatives))

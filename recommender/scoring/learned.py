@@ -141,9 +141,10 @@ def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_
     def add(array: np.ndarray, chunks: np.ndarray | None = None) -> None:
         """dtype, shape and bytes; with `chunks`, of array[chunks], a few thousand rows at a time (no copy of all)."""
         if isinstance(array, AdaptedRows):  # what the rows are made of: they are never joined just to be hashed
+            rows = array.rows if chunks is None else chunks if array.rows is None else array.rows[chunks]
             digest.update(repr(("adapted rows", array.beta)).encode())
-            add(array.vectors, chunks)
-            add(array.factors, chunks)
+            add(array.vectors, rows)
+            add(array.factors, rows)
             return
         shape = array.shape if chunks is None else (len(chunks),) + array.shape[1:]
         digest.update(repr((array.dtype.str, shape)).encode())

@@ -209,16 +209,15 @@ class Fusion:
 def corpus_factors(recommender, model) -> np.ndarray:
     """The corpus papers' predicted collaborative factors: kept with the prepared corpus (one file per
     model) when there is one, else from the model's own cache."""
-    import hashlib
+    from recommender.scoring.prepared import factors_name
 
     def build() -> dict[str, np.ndarray]:
         return {"factors": model.item_factors([paper.text for paper in recommender.corpus])}
 
-    extra = getattr(recommender, "corpus_extra", None)
-    cache_id = getattr(model, "cache_id", None)
-    if extra is None or cache_id is None:
+    extra, name = getattr(recommender, "corpus_extra", None), factors_name(model)
+    if extra is None or name is None:
         return build()["factors"]
-    return extra(f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}", build)["factors"]
+    return extra(name, build)["factors"]
 
 
 def lexical_corpus(recommender):

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
-from recommender.scoring.prepared import write_private_npz
+from recommender.scoring.prepared import factors_name, write_private_npz
 
 log = logging.getLogger(__name__)
 
@@ -155,10 +155,9 @@ class IncrementalScorer:
 
     def item_factors(self, model, texts: Sequence[str]) -> np.ndarray:
         """A collaborative model's `item_factors(texts)`, mapping only the texts new since the last run."""
-        cache_id = getattr(model, "cache_id", None)
-        if cache_id is None:
+        name = factors_name(model)
+        if name is None:
             return model.item_factors(texts)
-        name = f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}"
         return self.item_rows(name, texts, model.item_factors)
 
     def finish(self) -> None:

@@ -84,8 +84,7 @@ def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, co
     positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
 
     def fit() -> np.ndarray:  # the design matrix is freed before the corpus's float64 copy is made
-        coef = fit_logistic(*_design(library_rows if positives is None else library_rows[positives],
-                                     background_rows[negatives]))
+        coef = fit_logistic(*_sampled_design(library_rows, background_rows, positives, negatives))
         return np.asarray(corpus_rows, dtype=np.float64) @ coef
 
     if kept is None:
@@ -113,7 +112,11 @@ def sampled(n_library: int, n_background: int, seed: int = 0,
 def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: int = 0,
                   exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) of the fit linear_user_scores makes with these arguments."""
-    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
+    return _sampled_design(library_rows, background_rows, *sampled(len(library_rows), len(background_rows), seed, exclude))
+
+
+def _sampled_design(library_rows, background_rows: np.ndarray, positives: np.ndarray | None,
+                    negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
 
 

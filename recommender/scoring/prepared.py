@@ -142,6 +142,13 @@ def prepared_extra(key: str, name: str, build: Callable[[], dict[str, np.ndarray
     return arrays
 
 
+def factors_name(model) -> str | None:
+    """The name a collaborative model's predicted factors are kept under (with the prepared corpus and
+    in the kept library state): one per model version (its cache_id); None for a model without one."""
+    cache_id = getattr(model, "cache_id", None)
+    return None if cache_id is None else f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}"
+
+
 def write_private_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     """Arrays a cache keeps (corpus or library data): a 0600 file written beside `path` and renamed over
     it, so a reader sees the old file or the new one, never half of one; a failed write leaves nothing

@@ -59,7 +59,8 @@ def keep_freed_memory_for_reuse() -> None:
 
     Scoring allocates and frees many arrays of tens of MB (similarity blocks, the linear model's
     design matrix); by default each is mapped fresh and page-faulted in again. Measured on a warm
-    10,000-item reading list: 0.1 s less CPU (1.67 → 1.57 s, mostly system time), the same peak RSS.
+    10,000-item reading list, whole processes alternated: 1.70 → 1.66 s CPU (mostly system time), the
+    same peak RSS; a cold run's peak 399 → 390 MB.
     Larger arrays than 32 MiB (glibc's most) are still mapped on their own. A no-op without glibc's
     mallopt (macOS, Windows, musl); the encoder still hands its heap back (features/dense.py).
     """

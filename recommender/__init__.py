@@ -6,7 +6,7 @@ from .errors import EmptyLibraryError, InputError, RecommenderError
 from .items import Creator, LibraryItem, Paper, Reason, Recommendation, Skipped
 
 # numpy-backed names load on first use, so `zotrec --help` (which imports our errors) stays fast.
-_LAZY = {"Recommender": ".scoring.ranking", "recommend": ".scoring.ranking", "CorpusLoad": ".corpus.readers",
+_LAZY = {"Recommender": ".scoring.ranking", "CorpusLoad": ".corpus.readers",
          "load_corpus": ".corpus.readers"}
 
 
@@ -31,5 +31,4 @@ __all__ = [
     "RecommenderError",
     "Skipped",
     "load_corpus",
-    "recommend",
 ]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from recommender import LibraryItem, Paper, Recommender
 from recommender.batch.runner import BatchScorer, GroupSummary, score_libraries
 from recommender.features.tfidf import TfidfRepresentation
-from recommender.scoring.ranking import owned_mask
+from recommender.scoring.owned import owned_mask
 from zotero_bridge.cli.main import cli
 
 from .conftest import REPO, SEEDS

@@ -19,11 +19,10 @@ from recommender.scoring.fusion import (
     CONTENT_WEIGHTS,
     LEARNED,
     LEARNED_BASE,
-    Fusion,
     FusionWeights,
     default_weights,
     fuse,
-    scoring_plan,
+    scoring_weights,
     stepwise_weights,
 )
 from recommender.scoring.learned import linear_user_scores
@@ -122,17 +121,18 @@ def test_a_file_that_is_not_a_dense_model_is_a_one_line_error(tmp_path):
         DenseCollaborativeModel.load(tmp_path / "broken.npz")
 
 
-def test_scoring_plan_turns_learned_and_dense_models_into_a_fusion():
-    assert scoring_plan("top3", None) == ("top3", None)
-    aggregation, fusion = scoring_plan(LEARNED, None)
-    assert aggregation == LEARNED_BASE and isinstance(fusion, Fusion)
-    assert fusion.weights == FusionWeights(lexical=CONTENT_WEIGHTS.lexical, learned=CONTENT_WEIGHTS.learned)
+def test_scoring_weights_fuse_learned_and_add_a_dense_model_to_any_aggregation():
+    assert scoring_weights("top3", None) == ("top3", None)
+    assert scoring_weights(LEARNED, None) == (LEARNED_BASE, CONTENT_WEIGHTS)
+    assert scoring_weights(LEARNED, None, dense=False) == (LEARNED_BASE, None)  # tf-idf rows: plain top5
     matrix, vectors, _ = _toy_interactions()
     model = train_dense_collaborative(matrix, vectors, "toy-encoder", ALSSettings(factors=4, iterations=2))
     model.provenance["fusion_weights"] = {"lexical": 0.1, "learned": 0.4, "collaborative": 0.2}
-    aggregation, fusion = scoring_plan("top3", model)
-    assert aggregation == "top3" and fusion.weights.learned == 0 and 0 < fusion.weights.collaborative < 1
-    assert scoring_plan(LEARNED, model)[1].weights == FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
+    aggregation, weights = scoring_weights("top3", model)
+    assert aggregation == "top3" and weights.learned == 0 and weights.collaborative == pytest.approx(0.2 / 0.5)
+    assert scoring_weights(LEARNED, model)[1] == FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
+    assert FusionWeights(lexical=0.1, learned=0.4).shares(["content", "learned"]) == pytest.approx(
+        {"learned": 0.4, "content": 0.6})  # an absent signal's weight goes to the content topK
 
 
 class _Words:
@@ -157,9 +157,8 @@ def test_recommender_with_fusion_keeps_content_reasons(tmp_path):
     library = [LibraryItem(key="A", title="Graph neural network message passing"),
                LibraryItem(key="B", title="Neural network training")]
     representation = DenseRepresentation(_Words(), EmbeddingCache(tmp_path / "cache.sqlite3"))
-    recommender = Recommender(papers, representation=representation, aggregation=LEARNED_BASE,
-                              model=Fusion(FusionWeights(lexical=0.2, learned=0.5)))
-    assert recommender.fusion is not None and recommender.model is None
+    recommender = Recommender(papers, representation=representation)
+    assert recommender.weights == CONTENT_WEIGHTS and recommender.base == LEARNED_BASE
     recs = recommender.recommend(library, top_n=4)
     assert recs[0].paper.id in ("g", "n") and {r.paper.id for r in recs[:2]} == {"g", "n"}
     assert recs[0].reasons and recs[0].reasons[0].item_key in ("A", "B")
@@ -191,11 +190,10 @@ def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, 
         ["graph neural pooling", "protein folding", "bayesian kernel", "neural network pruning",
          "kernel optimisation", "graph kernel"] * 40)]
     library = ["graph neural network", "protein kernel folding", "bayesian optimisation"]
-    recommender = Recommender(papers, representation=model._representation, aggregation=LEARNED_BASE,
-                              model=Fusion(default_weights(model), model))
+    recommender = Recommender(papers, representation=model._representation, model=model)
     rows = model._representation.transform(library)
     owned = np.zeros(len(papers), dtype=bool)
-    parts = recommender.fusion.signals(recommender, library, np.zeros(len(papers)), owned, rows)
+    parts = recommender.signals(library, rows, np.zeros(len(papers)), owned)
     corpus = recommender.corpus_rows
     if beta:
         factors = model.item_factors([paper.text for paper in papers])
@@ -207,35 +205,11 @@ def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, 
     assert set(parts) == {"content", "learned", "collaborative"}
 
 
-def test_adapted_rows_made_on_demand_equal_the_joined_rows(monkeypatch):
-    from recommender.scoring.adapter import AdaptedRows, adapted
-
-    rng = np.random.default_rng(8)
-    vectors, factors = rng.normal(size=(23, 6)).astype(np.float32), rng.normal(size=(23, 3)).astype(np.float32)
-    monkeypatch.setattr(AdaptedRows, "BLOCK", 5)  # several blocks and a short last one
-    rows = AdaptedRows(vectors, factors, 0.5)
-    joined = adapted(vectors, factors, 0.5)
-    assert len(rows) == 23 and rows.shape == joined.shape and np.array_equal(np.asarray(rows), joined)
-    picked = np.array([3, 17, 4])
-    assert np.array_equal(np.asarray(rows[picked]), joined[picked])
-    # the linear model sees the same numbers either way
-    background = _unit(rng.normal(size=(200, 9)))
-    assert np.array_equal(linear_user_scores(rows, background, background), linear_user_scores(joined, background, background))
-
-
-def test_adapted_rows_index_lazily_and_hash_like_their_joined_rows():
-    from recommender.scoring.adapter import AdaptedRows, adapted
-    from recommender.scoring.learned import inputs_digest
-
-    rng = np.random.default_rng(9)
-    vectors, factors = rng.normal(size=(12, 4)).astype(np.float32), rng.normal(size=(12, 2)).astype(np.float32)
-    rows = AdaptedRows(vectors, factors, 0.5)
-    picked = rows[np.array([5, 1, 9])][1:]  # an index of an index: rows 1 and 9
-    assert picked.vectors is vectors  # nothing copied
-    assert np.array_equal(np.asarray(picked), adapted(vectors, factors, 0.5)[[1, 9]])
-    assert len(rows[3:7]) == 4
-    corpus, negatives = rng.normal(size=(20, 6)).astype(np.float32), np.arange(5)
-    assert (inputs_digest(picked, corpus, corpus, negatives)
-            == inputs_digest(AdaptedRows(vectors[[1, 9]], factors[[1, 9]], 0.5), corpus, corpus, negatives))
-    assert (inputs_digest(rows, corpus, corpus, negatives, positives=np.array([1, 9]))
-            == inputs_digest(picked, corpus, corpus, negatives))
+def test_a_model_the_fused_score_cannot_use_is_an_error_not_silently_skipped(tmp_path):
+    papers = [Paper(id=str(i), title=f"graph kernel {i}") for i in range(5)]
+    model = _words_model(tmp_path, 0.5)
+    with pytest.raises(ValueError, match="dense features"):  # tf-idf rows have no collaborative signal
+        Recommender(papers, representation="tfidf", model=model)
+    del model.provenance["fusion_weights"]  # as in a model trained before the fused score
+    with pytest.raises(ValueError, match="no fusion weights"):
+        Recommender(papers, representation=model._representation, model=model)

@@ -73,7 +73,7 @@ def test_adding_items_scores_only_them_and_gives_a_full_runs_output(tmp_path, ag
 
 def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
     state = IncrementalScorer(tmp_path, "corpus-key/top5")
-    scorer = Recommender(CORPUS, representation=HashVectors(), incremental=state)
+    scorer = Recommender(CORPUS, representation=HashVectors(), aggregation="top5", incremental=state)
     items = library(500)
     scorer.recommend(items)
     edited = list(items)
@@ -89,7 +89,7 @@ def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
 
 def test_the_state_is_private_and_a_damaged_one_only_costs_time(tmp_path, caplog):
     state = IncrementalScorer(tmp_path, "corpus-key/top5")
-    scorer = Recommender(CORPUS, representation=HashVectors(), incremental=state)
+    scorer = Recommender(CORPUS, representation=HashVectors(), aggregation="top5", incremental=state)
     items = library(50)
     scorer.recommend(items)
     (path,) = tmp_path.glob("*.npz")
@@ -102,7 +102,7 @@ def test_the_state_is_private_and_a_damaged_one_only_costs_time(tmp_path, caplog
 
 def test_prepared_corpus_round_trips_and_survives_damage(tmp_path, caplog, monkeypatch):
     from recommender.scoring import prepared as prep
-    from recommender.scoring.ranking import CorpusKeys
+    from recommender.scoring.owned import CorpusKeys
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "a", "title": "T"}\n', encoding="utf-8")
@@ -160,11 +160,11 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, m
     """With the fused default (here: content + tf-idf lexical + the linear model), a grown library
     hashes only its new texts for the lexical signal, and every score is a full run's."""
     from recommender.features import lexical
-    from recommender.scoring.fusion import Fusion, FusionWeights
+    from recommender.scoring.fusion import FusionWeights
 
     def fused(incremental=None):
         return Recommender(CORPUS, representation=HashVectors(), incremental=incremental,
-                           model=Fusion(FusionWeights(lexical=0.3, learned=0.3)))
+                           weights=FusionWeights(lexical=0.3, learned=0.3))
 
     hashed = []
     original = lexical.hashed_counts
@@ -206,7 +206,7 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly
     mapped); a grown one refits from zero and maps only its new texts; an input the texts do not show
     (which corpus papers the user owns) refits too. Every output is a full run's, bit for bit."""
     from recommender.scoring import learned
-    from recommender.scoring.fusion import Fusion, FusionWeights
+    from recommender.scoring.fusion import FusionWeights
 
     fits = []
     real_fit = learned.fit_logistic
@@ -214,7 +214,7 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly
     weights = FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
 
     def fused(model, incremental=None):
-        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental, model=Fusion(weights, model))
+        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental, model=model, weights=weights)
 
     first = library(400)
     grown = first + library(7, start=3000)[:7]
@@ -254,13 +254,13 @@ def test_an_unchanged_rerun_never_imports_the_optimiser(tmp_path):
 
     probe = f"""
 import sys
-from recommender.scoring.fusion import Fusion, FusionWeights
+from recommender.scoring.fusion import FusionWeights
 from recommender.scoring.incremental import IncrementalScorer
 from recommender.scoring.ranking import Recommender
 from tests.test_incremental import CORPUS, HashVectors, library
 state = IncrementalScorer(__import__("pathlib").Path({str(tmp_path)!r}), "corpus-key/top5")
 Recommender(CORPUS, representation=HashVectors(), incremental=state,
-            model=Fusion(FusionWeights(learned=0.4))).recommend(library(300))
+            weights=FusionWeights(learned=0.4)).recommend(library(300))
 print(state.reused_values, "scipy.optimize" in sys.modules)
 """
     root = Path(__file__).resolve().parents[1]
@@ -270,23 +270,30 @@ print(state.reused_values, "scipy.optimize" in sys.modules)
     assert [done.stdout.strip() for done in outputs] == ["[] True", "['learned'] False"]
 
 
-def test_the_linear_models_key_changes_with_every_input():
-    from recommender.scoring.learned import inputs_digest, sampled
+def test_a_kept_value_is_reused_only_for_the_same_texts_and_inputs(tmp_path):
+    """The linear model's kept scores are keyed by the library's texts and every other input it names
+    (settings, the adapter's β, the factors' model, the owned papers): any change computes afresh."""
+    state = IncrementalScorer(tmp_path, "corpus-key/top5")
+    corpus_rows = HashVectors().transform([paper.title for paper in CORPUS])
+    computed = []
 
-    rng = np.random.default_rng(3)
-    rows, corpus = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal((40, 8)).astype(np.float32)
-    negatives = sampled(len(rows), len(corpus), 0, np.array([1, 2]))[1]
-    key = inputs_digest(rows, corpus, corpus, negatives)
-    assert key == inputs_digest(rows.copy(), corpus, corpus, negatives.copy())
-    edited = rows.copy()
-    edited[7, 3] = np.nextafter(edited[7, 3], np.float32(9))  # one value, one ulp
-    other_background = corpus.copy()
-    other_background[0, 0] += 1
-    assert len({key, inputs_digest(edited, corpus, corpus, negatives),
-                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 1, np.array([1, 2]))[1]),
-                inputs_digest(rows, corpus, corpus, sampled(len(rows), len(corpus), 0, np.array([1, 3]))[1]),
-                inputs_digest(rows, other_background, corpus, negatives),
-                inputs_digest(rows.astype(np.float64), corpus, corpus, negatives)}) == 6
+    def run(items, inputs):
+        state.score([item.text for item in items], HashVectors(), corpus_rows, "top5")
+        state.kept_value("learned", inputs, lambda: computed.append(1) or np.arange(3.0))
+        state.finish()
+
+    base = ((10, 200), 0.5, "factors-a", np.array([1, 2]))
+    run(library(20), base)
+    run(library(20), ((10, 200), 0.5, "factors-a", np.array([1, 2])))
+    assert len(computed) == 1
+    changed = [((10, 201), 0.5, "factors-a", np.array([1, 2])), ((10, 200), 1.0, "factors-a", np.array([1, 2])),
+               ((10, 200), 0.5, "factors-b", np.array([1, 2])), ((10, 200), 0.5, "factors-a", np.array([1, 3])),
+               ((10, 200), 0.5, "factors-a", np.array([1, 2], dtype=np.int32))]
+    for inputs in changed:
+        run(library(20), inputs)
+    assert len(computed) == 1 + len(changed)
+    run(library(21), changed[-1])  # another text
+    assert len(computed) == 2 + len(changed)
 
 
 def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
@@ -305,26 +312,3 @@ def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
     changed[unsampled] += 1
     assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
                           learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))
-    key = learned.inputs_digest(rows, corpus, corpus, negatives, positives=positives)
-    assert key == learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
-    assert key == learned.inputs_digest(rows[positives], corpus, corpus, negatives)  # hashed as the chosen rows
-    changed[positives[-1]] += 1
-    assert key != learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
-
-
-def test_the_linear_models_key_for_adapted_rows_covers_what_they_are_made_of():
-    from recommender.scoring.adapter import AdaptedRows
-    from recommender.scoring.learned import inputs_digest
-
-    rng = np.random.default_rng(4)
-    vectors, factors = rng.normal(size=(30, 6)).astype(np.float32), rng.normal(size=(30, 3)).astype(np.float32)
-    corpus, negatives = rng.normal(size=(50, 9)).astype(np.float32), np.arange(10)
-    key = inputs_digest(AdaptedRows(vectors, factors, 0.5), corpus, corpus, negatives)
-    assert key == inputs_digest(AdaptedRows(vectors.copy(), factors.copy(), 0.5), corpus, corpus, negatives)
-    edited_factors = factors.copy()
-    edited_factors[7, 1] += 1.0
-    assert len({key, inputs_digest(AdaptedRows(vectors, factors, 1.0), corpus, corpus, negatives),
-                inputs_digest(AdaptedRows(vectors, edited_factors, 0.5), corpus, corpus, negatives),
-                inputs_digest(AdaptedRows(vectors[::-1].copy(), factors, 0.5), corpus, corpus, negatives),
-                inputs_digest(AdaptedRows(vectors, factors, 0.5), corpus, corpus, negatives,
-                              positives=np.arange(20))}) == 5

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from recommender import LibraryItem, Paper, recommend
+from recommender import LibraryItem, Paper, Recommender
 from recommender.errors import EmptyLibraryError
 from recommender.scoring.aggregation import aggregate, parse_aggregation
 
@@ -57,7 +57,7 @@ def test_ranking_follows_interests_and_explains_itself():
         LibraryItem(key="B", title="Forecasting periodic time series"),
         LibraryItem(key="C", title="Attention is all you need", doi="https://doi.org/10.5555/3295222"),
     ]
-    recs = recommend(library, CORPUS, top_n=0)
+    recs = Recommender(CORPUS).recommend(library, top_n=0)
     ids = [r.paper.id for r in recs]
     assert "owned" not in ids
     assert ids[:2] == ["flow", "ts"] or ids[:2] == ["ts", "flow"]
@@ -74,8 +74,8 @@ def test_owned_by_url_or_title():
               Paper(id="q", title="Other", abstract="x y")]
     by_url = [LibraryItem(key="K", title="Different", url="http://www.example.org/p")]
     by_title = [LibraryItem(key="K", title="same title!")]
-    assert [r.paper.id for r in recommend(by_url, corpus, top_n=0)] == ["q"]
-    assert [r.paper.id for r in recommend(by_title, corpus, top_n=0)] == ["q"]
+    assert [r.paper.id for r in Recommender(corpus).recommend(by_url, top_n=0)] == ["q"]
+    assert [r.paper.id for r in Recommender(corpus).recommend(by_title, top_n=0)] == ["q"]
 
 
 def test_profile_restricts_scores_but_owned_uses_whole_library():
@@ -83,19 +83,19 @@ def test_profile_restricts_scores_but_owned_uses_whole_library():
         LibraryItem(key="A", title="Reward models human feedback", collections=("Alignment",)),
         LibraryItem(key="B", title="Heavy-tailed normalizing flows", collections=("Flows",)),
     ]
-    recs = recommend(library, CORPUS, top_n=1, profile=[library[0]])
+    recs = Recommender(CORPUS).recommend(library, top_n=1, profile=[library[0]])
     assert recs[0].paper.id == "rl"
-    assert all(r.paper.title != "Heavy-tailed normalizing flows" for r in recommend(library, CORPUS, top_n=0))
+    assert all(r.paper.title != "Heavy-tailed normalizing flows" for r in Recommender(CORPUS).recommend(library, top_n=0))
 
 
 def test_library_without_text_is_a_clear_error():
     with pytest.raises(EmptyLibraryError, match="no item with a title or abstract"):
-        recommend([LibraryItem(key="A", title="  ")], CORPUS)
+        Recommender(CORPUS).recommend([LibraryItem(key="A", title="  ")])
 
 
 def test_top_n_limits_and_ties_keep_corpus_order():
     library = [LibraryItem(key="A", title="zzzz unrelated")]
-    recs = recommend(library, CORPUS, top_n=2)
+    recs = Recommender(CORPUS).recommend(library, top_n=2)
     assert [r.paper.id for r in recs] == ["flow", "ts"]
 
 
@@ -103,7 +103,7 @@ def test_fast_title_key_is_title_key(shared):
     """The owned-paper check's fast key equals recommender.text.title_key on every real title."""
     import json
 
-    from recommender.scoring.ranking import fast_title_key
+    from recommender.scoring.owned import fast_title_key
     from recommender.text import title_key
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()

@@ -11,7 +11,8 @@ import numpy as np
 from recommender.errors import EmptyLibraryError, RecommenderError
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
-from recommender.scoring.ranking import Recommender, owned_mask
+from recommender.scoring.owned import owned_mask
+from recommender.scoring.ranking import Recommender
 
 log = logging.getLogger(__name__)
 

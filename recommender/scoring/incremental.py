@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
-from recommender.scoring.prepared import factors_name, write_private_npz
+from recommender.scoring.corpus_side import factors_name
+from recommender.scoring.prepared import write_private_npz
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,10 @@ class IncrementalScorer:
             self._changed = self._changed or previous is None or previous.n_items != values.n_items
         return values
 
-    def kept_value(self, name: str, key: bytes, compute: Callable[[], np.ndarray]) -> np.ndarray:
-        """A value derived from this run's inputs (after `score`), the last run's when it was kept under
-        the same `key`: a digest of every input the value depends on, so the same key is the same value."""
+    def kept_value(self, name: str, inputs: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """A value derived from this run's texts (after `score`) and `inputs` (everything else it depends
+        on: settings, model names, arrays), the last run's when both were the same."""
+        key = _digest(self._run.hashes if self._run is not None else [], inputs)
         old = self._run.old if self._run is not None else None
         if old is not None and name in old.values and old.values[name][0] == key:
             value = old.values[name][1]
@@ -168,6 +170,21 @@ class IncrementalScorer:
         _save(run.path, run.hashes, run.rows, run.best, self._signals, self._values, self._items)
         _prune(self.folder)
         self._run, self._changed = None, False
+
+
+def _digest(hashes: Sequence[bytes], inputs: tuple) -> bytes:
+    """SHA-256 of the texts' hashes, the inputs (arrays by dtype, shape and bytes) and the versions of
+    numpy and scipy (a fit's result may change with them)."""
+    import scipy
+
+    digest = hashlib.sha256(b"".join(hashes) + repr((np.__version__, scipy.__version__)).encode())
+    for part in inputs:
+        if isinstance(part, np.ndarray):
+            digest.update(repr((part.dtype.str, part.shape)).encode() + np.ascontiguousarray(part).tobytes())
+        else:
+            digest.update(repr(part).encode())
+        digest.update(b"\0")
+    return digest.digest()
 
 
 def _grew(old_hashes: list[bytes], hashes: Sequence[bytes]) -> bool:

@@ -1,41 +1,28 @@
-"""Aggregation that learns per user: a logistic regression on dense features, the user's items
-against sampled background papers (Scholar Inbox's rule), scored on the candidates.
+"""The per-user linear model: a logistic regression of the user's items against sampled background
+papers (Scholar Inbox's rule), whose decision values score the candidates.
 
 The background is the candidates themselves (a random sample, the user's own papers excluded):
 most candidates are not for this user, and no other papers are needed at run time.
 
 The fit is scikit-learn's LogisticRegression(C=1, class_weight="balanced", solver="lbfgs",
-max_iter=200): the same objective (class-weighted mean log-loss + ||w||² / (2·C·Σweights), intercept
-not penalised) handed to the same scipy L-BFGS-B with the same options. Importing scikit-learn cost
-0.6-0.9 s of CPU per run, more than the fit; tests/test_learned.py checks the scores against
-scikit-learn's on real libraries.
-
-With the kept library state (`kept`, recommender/scoring/incremental.py) the scores of an unchanged
-input are the last run's: they are keyed by a digest of every input, so neither scipy.optimize
-(0.1-0.2 s of CPU to import) nor the fit runs again. A changed input is fitted from zero, as in a
-full run: L-BFGS started from the last run's weights (content embeddings, 10,000 items plus 10)
-stopped after one evaluation instead of 19, but its scores differed from a full run's by up to 0.036
-(their spread is 2.0), and the candidates' order still differed at a 10,000 times tighter tolerance,
-where even the warm start cost twice today's fit (benchmarks/warm_start.py). A re-run must give a
-full run's output.
+max_iter=200) — the same objective handed to the same scipy L-BFGS-B — without importing
+scikit-learn, which costs more than the fit (docs/performance.md); a test checks the
+two agree (tests/test_lexical.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
-
-from recommender.scoring.adapter import AdaptedRows
 
 NEGATIVES_PER_POSITIVE = 10
 MIN_NEGATIVES = 200
-# The user's items the model sees at most (a seeded sample beyond): a 384-weight direction is settled
-# long before, while the fit's time and its float64 design matrix grow with every item (164 MB at 50,000 items).
+# The user's items the model sees at most (a seeded sample beyond): the direction is settled long
+# before, while the fit's time and its float64 design matrix grow with every item.
 MAX_POSITIVES = 10000
 C = 1.0
 MAX_ITER = 200
 TOL = 1e-4  # LogisticRegression's default
+SETTINGS = (NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL)  # what a kept result depends on
 
 
 def _loss_gradient(coef: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.ndarray, l2: float):
@@ -51,46 +38,28 @@ def _loss_gradient(coef: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.n
     return float((weights * loss).sum() / total) + float(0.5 * l2 * (coef[:-1] @ coef[:-1])), gradient
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x."""
-    return minimize_logistic(x, y).x[:-1]
+def fit_logistic(x: np.ndarray, y: np.ndarray, class_weight: np.ndarray | None = None) -> np.ndarray:
+    """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x
+    (`class_weight`: per-sample weights instead of the balanced ones)."""
+    return minimize_logistic(x, y, class_weight=class_weight).x[:-1]
 
 
-def minimize_logistic(x: np.ndarray, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL):
+def minimize_logistic(x: np.ndarray, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL,
+                      class_weight: np.ndarray | None = None):
     """scipy's L-BFGS-B result for that regression (`.x`: the weights, then the intercept), from zero
     unless `start` is given (benchmarks/warm_start.py compares both; scoring always starts from zero)."""
     from scipy.optimize import minimize
 
     x = np.asarray(x, dtype=np.float64)  # no copy when it is float64 already
     y = np.asarray(y, dtype=np.float64)
-    counts = np.bincount(y.astype(np.int64), minlength=2).astype(np.float64)
-    weights = (len(y) / (2.0 * counts))[y.astype(np.int64)]
+    if class_weight is None:
+        counts = np.bincount(y.astype(np.int64), minlength=2).astype(np.float64)
+        class_weight = (len(y) / (2.0 * counts))[y.astype(np.int64)]
+    weights = np.asarray(class_weight, dtype=np.float64)
     l2 = 1.0 / (C * float(weights.sum()))
     return minimize(_loss_gradient, np.zeros(x.shape[1] + 1) if start is None else start, method="L-BFGS-B",
                     jac=True, args=(x, y, weights, l2),
                     options={"maxiter": MAX_ITER, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps})
-
-
-def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
-                       seed: int = 0, exclude: np.ndarray | None = None, *, kept=None) -> np.ndarray:
-    """Decision values (without the intercept, which ranks nothing) of a per-user logistic regression
-    for every corpus row.
-
-    library_rows : the user's item embeddings (positives): an array, or rows made on demand
-        (scoring/adapter.py AdaptedRows), of which only the sampled ones are ever made.
-    background_rows : rows to sample negatives from (`exclude`: their indices never sampled).
-    kept : the kept library state (IncrementalScorer): the last run's scores when every input is the same.
-    """
-    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
-
-    def fit() -> np.ndarray:  # the design matrix is freed before the corpus's float64 copy is made
-        coef = fit_logistic(*_sampled_design(library_rows, background_rows, positives, negatives))
-        return np.asarray(corpus_rows, dtype=np.float64) @ coef
-
-    if kept is None:
-        return fit()
-    key = inputs_digest(library_rows, background_rows, corpus_rows, negatives, positives=positives)
-    return kept.kept_value("learned", key, fit)
 
 
 def sampled(n_library: int, n_background: int, seed: int = 0,
@@ -109,59 +78,34 @@ def sampled(n_library: int, n_background: int, seed: int = 0,
     return positives, rng.choice(pool, size=wanted, replace=False)
 
 
-def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: int = 0,
-                  exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of the fit linear_user_scores makes with these arguments."""
-    return _sampled_design(library_rows, background_rows, *sampled(len(library_rows), len(background_rows), seed, exclude))
-
-
-def _sampled_design(library_rows, background_rows: np.ndarray, positives: np.ndarray | None,
-                    negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _design(library_rows if positives is None else library_rows[positives], background_rows[negatives])
-
-
-def _design(positive_rows, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x (float64, one copy) and y (1 for the positives, 0 for the negatives). The positives are copied
-    a block at a time, so rows made on demand (scoring/adapter.py AdaptedRows) never exist all at once."""
+def design(positive_rows: np.ndarray, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x (float64, one copy) and y (1 for the positives, 0 for the negatives)."""
     x = np.empty((len(positive_rows) + len(negative_rows), positive_rows.shape[1]), dtype=np.float64)
-    for start in range(0, len(positive_rows), 1024):
-        x[start : min(start + 1024, len(positive_rows))] = positive_rows[start : start + 1024]
+    x[: len(positive_rows)] = positive_rows
     x[len(positive_rows) :] = negative_rows
     return x, np.r_[np.ones(len(positive_rows)), np.zeros(len(negative_rows))]
 
 
-def inputs_digest(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
-                  negatives: np.ndarray, positives: np.ndarray | None = None) -> bytes:
-    """SHA-256 of everything the scores depend on: the positives' rows (only the sampled ones, when
-    `positives` says which: at 50,000 items a fifth of the bytes), the background rows and which of
-    them are the negatives, the corpus rows (each array's dtype, shape and bytes), this module's
-    settings and the numpy and scipy versions."""
-    import scipy
+def linear_scores(positive_rows: np.ndarray, negative_rows: np.ndarray, candidate_rows: np.ndarray) -> np.ndarray:
+    """Decision values (without the intercept, which ranks nothing) for every candidate row of the
+    model fitted on these positives and negatives."""
+    x, y = design(positive_rows, negative_rows)
+    coef = fit_logistic(x, y)
+    del x  # freed before the candidates' float64 copy is made
+    return np.asarray(candidate_rows, dtype=np.float64) @ coef
 
-    digest = hashlib.sha256(repr((NEGATIVES_PER_POSITIVE, MIN_NEGATIVES, MAX_POSITIVES, C, MAX_ITER, TOL,
-                                  np.__version__, scipy.__version__)).encode())
 
-    def add(array: np.ndarray, chunks: np.ndarray | None = None) -> None:
-        """dtype, shape and bytes; with `chunks`, of array[chunks], a few thousand rows at a time (no copy of all)."""
-        if isinstance(array, AdaptedRows):  # what the rows are made of: they are never joined just to be hashed
-            rows = array.rows if chunks is None else chunks if array.rows is None else array.rows[chunks]
-            digest.update(repr(("adapted rows", array.beta)).encode())
-            add(array.vectors, rows)
-            add(array.factors, rows)
-            return
-        shape = array.shape if chunks is None else (len(chunks),) + array.shape[1:]
-        digest.update(repr((array.dtype.str, shape)).encode())
-        if chunks is None:
-            digest.update(np.ascontiguousarray(array).data if array.size else b"")
-            return
-        for start in range(0, len(chunks), 4096):
-            digest.update(np.ascontiguousarray(array[chunks[start : start + 4096]]).data)
+def linear_user_scores(library_rows: np.ndarray, background_rows: np.ndarray, corpus_rows: np.ndarray,
+                       seed: int = 0, exclude: np.ndarray | None = None) -> np.ndarray:
+    """linear_scores with the sampled design: the user's rows (MAX_POSITIVES at most) against
+    background rows never in `exclude`."""
+    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
+    chosen = library_rows if positives is None else library_rows[positives]
+    return linear_scores(chosen, background_rows[negatives], corpus_rows)
 
-    add(library_rows, positives)
-    add(background_rows)
-    if corpus_rows is background_rows:  # the usual case: hashed once
-        digest.update(b"the corpus is the background")
-    else:
-        add(corpus_rows)
-    add(np.asarray(negatives, dtype=np.int64))
-    return digest.digest()
+
+def training_rows(library_rows: np.ndarray, background_rows: np.ndarray, seed: int = 0,
+                  exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of the fit linear_user_scores makes with these arguments."""
+    positives, negatives = sampled(len(library_rows), len(background_rows), seed, exclude)
+    return design(library_rows if positives is None else library_rows[positives], background_rows[negatives])

@@ -1,10 +1,14 @@
-"""recommend(): library items + corpus → ranked recommendations with their reasons."""
+"""The Recommender: library items + corpus → ranked recommendations with their reasons.
+
+The one scoring path: the library's rows give each paper its content topK (aggregation.py); the
+fused scoring adds the tf-idf topK, the per-user linear model (learned.py) and the collaborative
+score, each a function of plain arrays, summed by fusion.py; the reasons are the content topK's.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 
@@ -13,14 +17,20 @@ import numpy as np
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
+from recommender.scoring.adapter import adapted, adapter_beta
 from recommender.scoring.aggregation import (
-    DEFAULT_AGGREGATION,
-    ProfileScores,
-    aggregate,
+    TopValues,
+    kept,
+    merge_top_values,
+    parse_aggregation,
     reasons_for,
+    sparse_top_values,
     top_values,
 )
-from recommender.text import doi_key, title_key, url_key
+from recommender.scoring.corpus_side import corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
+from recommender.scoring.learned import SETTINGS, linear_scores, sampled
+from recommender.scoring.owned import CorpusKeys
 
 log = logging.getLogger(__name__)
 
@@ -30,59 +40,59 @@ DEFAULT_TOP_N = 20
 class Recommender:
     """Corpus features computed once; then any number of libraries scored against them.
 
-    Parameters
-    ----------
-    corpus : the candidate papers, in a fixed order.
-    representation : a representation name ("tfidf") or an unfitted Representation.
-    aggregation : how item similarities make a paper's score ("max", "mean", "top3", …).
-    model : a trained collaborative.CollaborativeModel; when given, scores are the hybrid
-        (content blended with collaborative), and the reasons stay the content reasons.
-    fusion : a scoring.fusion.Fusion; when given, it makes the scores (content topK fused with
-        its other signals, its own collaborative model included) and `model` is not used.
-    corpus_extra : `name, build → arrays`, the prepared corpus's store for what a signal derives from
-        the corpus (prepared.prepared_extra); None: derived in this process.
+    Keyword parameters
+    ------------------
+    representation : "tfidf", "dense" or an unfitted Representation.
+    aggregation : "learned" (the fused scoring, the default), "max", "mean" or "topK" such as "top3".
+    model : a dense collaborative model (recommender/collaborative/dense_model.py) or None for content only.
+    weights : the fused signals' weights; default: those stored in the model, else the content-only ones.
+    corpus_rows, corpus_keys : the rows and identity keys a prepared corpus already holds for these papers.
+    incremental : the kept library state (incremental.IncrementalScorer): a re-run reuses the last run's work.
+    corpus_extra : `memo(name, build)` for arrays derived from the corpus (prepared.prepared_extra).
+    release_encoder : free a neural encoder before scoring (batch scoring keeps it for the next user).
     """
-
-    release_encoder = True  # free a neural encoder before scoring (batch scoring keeps it for the next user)
 
     def __init__(
         self,
         corpus: Sequence[Paper],
         *,
         representation: str | Representation = "tfidf",
-        aggregation: str = DEFAULT_AGGREGATION,
+        aggregation: str = DEFAULT_SCORING,
         model=None,
+        weights: FusionWeights | None = None,
         corpus_rows=None,
         corpus_keys: CorpusKeys | None = None,
         incremental=None,
-        fusion=None,
         corpus_extra=None,
+        release_encoder: bool = True,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
         self.corpus = list(corpus)
-        self.aggregation = aggregation
         if isinstance(representation, str):
             representation = make_representation(representation)
         self.representation = representation.fit([paper.text for paper in self.corpus])
-        if corpus_rows is None:  # else: the rows this representation gave these papers before (prepared.py)
+        if corpus_rows is None:
             corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.corpus_rows = corpus_rows
+        dense = isinstance(corpus_rows, np.ndarray)
+        if model is not None and not dense:
+            raise ValueError("the collaborative model needs dense features (--features dense)")
+        if model is not None and weights is None and not (getattr(model, "provenance", None) or {}).get("fusion_weights"):
+            raise ValueError("this collaborative model has no fusion weights (a tf-idf model from an older "
+                             "zotrec?): train a new one with `zotrec train`")
+        self.aggregation, self.model = aggregation, model
+        self.base, self.weights = scoring_weights(aggregation, model, dense)
+        if weights is not None:
+            self.weights = weights
+        parse_aggregation(self.base)
+        self.beta = adapter_beta(model) if model is not None else 0.0
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
-        if fusion is None and getattr(model, "is_fusion", False):
-            fusion, model = model, None
-        self.model = None if fusion is not None else model
-        self.fusion = fusion
-        self._corpus_factors = self.model.item_factors([paper.text for paper in self.corpus]) if self.model else None
         self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
-        # an incremental.IncrementalScorer: the last run's rows and top-K values (dense rows only)
-        self.incremental = incremental if isinstance(self.corpus_rows, np.ndarray) else None
+        self.incremental = incremental if dense else None
         self.corpus_extra = corpus_extra
-
-    def profile_scores(self, profile: Sequence[LibraryItem]) -> ProfileScores:
-        """Aggregated content scores of every corpus paper for these library items."""
-        rows = self.representation.transform([item.text for item in profile])
-        return aggregate(rows, self.corpus_rows, self.aggregation)
+        self.release_encoder = release_encoder
+        self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
 
     def recommend(
         self,
@@ -100,32 +110,21 @@ class Recommender:
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         texts = [item.text for item in profile_items]
-        with scoring_threads():
-            if self.incremental is not None:
-                release = (lambda: _release_encoder(self.representation)) if self.release_encoder else None
-                rows, values = self.incremental.score(texts, self.representation, self.corpus_rows,
-                                                      self.aggregation, release=release)
-            else:
-                rows = self.representation.transform(texts)
-                if self.release_encoder:
-                    _release_encoder(self.representation)
-                values = top_values(rows, self.corpus_rows, self.aggregation)
-            scores = values.scores(self.aggregation)
         owned = self._corpus_keys.owned(library)
-        if self.fusion is not None:
-            scores = self.fusion.scores(self, texts, scores, owned, profile_rows=rows)
+        with scoring_threads():
+            rows, values = self._content_values(texts)
+            scores = values.scores(self.base)
+            if self.weights is not None:
+                signals = self.signals(texts, rows, scores, owned)
+                scores = fuse(signals, self.weights.shares(list(signals)))
         if self.incremental is not None:
             self.incremental.finish()  # the library state with every signal's values, for the next run
-        elif self.model is not None:
-            from recommender.scoring.blend import hybrid_scores
-
-            scores = hybrid_scores(scores, [item.text for item in profile_items], self._corpus_factors, self.model)
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         if top_n:
             order = order[:top_n]
         with scoring_threads():
-            reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.aggregation)
+            reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.base)
         return [
             Recommendation(
                 paper=self.corpus[index],
@@ -136,14 +135,100 @@ class Recommender:
             for place, index in enumerate(order)
         ]
 
+    def _content_values(self, texts: list[str]) -> tuple[np.ndarray, TopValues]:
+        """The texts' rows and each paper's best similarities to them (the content topK's values)."""
+        release = self._release if self.release_encoder else None
+        if self.incremental is not None:
+            return self.incremental.score(texts, self.representation, self.corpus_rows, self.base, release=release)
+        rows = self.representation.transform(texts)
+        if release is not None:
+            release()
+        return rows, top_values(rows, self.corpus_rows, self.base)
+
+    def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
+                 owned: np.ndarray) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight for one user: its texts, their rows, the content topK
+        scores and the owned mask."""
+        weights: FusionWeights = self.weights
+        signals = {"content": content}
+        if weights.lexical > 0:
+            signals["lexical"] = self._lexical_scores(texts)
+        factors = None
+        if self.model is not None and (weights.collaborative > 0 or (weights.learned > 0 and self.beta > 0)):
+            factors = self._profile_factors(texts)
+        if weights.learned > 0:
+            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned))
+        if weights.collaborative > 0 and factors is not None:
+            signals["collaborative"] = self._corpus_factors() @ self.model.user_vector(factors)
+        return signals
+
+    def _lexical_scores(self, texts: list[str]) -> np.ndarray:
+        """tf-idf topK (values only); with the kept state only texts new since the last run are scored."""
+        if self._lexical is None:
+            self._lexical = lexical_corpus(self.corpus, self.corpus_extra)
+        index, corpus_rows = self._lexical
+
+        def compute(previous: TopValues | None) -> TopValues:
+            start = previous.n_items if previous is not None else 0
+            new = sparse_top_values(index.transform(texts[start:]), corpus_rows, self.base) if len(texts) > start else None
+            return new if previous is None else merge_top_values(previous, new, self.base)
+
+        if self.incremental is None or parse_aggregation(self.base)[0] == "mean":
+            return compute(None).scores(self.base)
+        values = self.incremental.signal_values(f"lexical-{self.base}", corpus_rows.shape[0],
+                                                lambda n_items: kept(self.base, n_items), compute)
+        return values.scores(self.base)
+
+    def _learned_scores(self, rows: np.ndarray, factors: np.ndarray | None, exclude: np.ndarray) -> np.ndarray:
+        """The per-user linear model's decision values; in the collaborative adapter's space when the
+        model says so (adapter.py). The kept state returns the last run's when every input is the same."""
+
+        def fit() -> np.ndarray:
+            positives, negatives = sampled(len(rows), len(self.corpus_rows), 0, exclude)
+            chosen, corpus = (rows if positives is None else rows[positives]), self.corpus_rows
+            if self.beta > 0:
+                chosen = adapted(chosen, factors if positives is None else factors[positives], self.beta)
+                corpus = self._adapted_corpus()
+            return linear_scores(chosen, corpus[negatives], corpus)
+
+        if self.incremental is None:
+            return fit()
+        # The rows and factors follow from the texts (which the kept state keys by) and the models named here.
+        inputs = (SETTINGS, self.beta, factors_name(self.model) if self.beta > 0 else None, exclude)
+        return self.incremental.kept_value("learned", inputs, fit)
+
+    def _profile_factors(self, texts: list[str]) -> np.ndarray:
+        """The user's items' predicted factors; with the kept state only new texts are mapped."""
+        if self.incremental is None:
+            return self.model.item_factors(texts)
+        return self.incremental.item_factors(self.model, texts)
+
+    def _corpus_factors(self) -> np.ndarray:
+        if self._factors is None:
+            self._factors = corpus_factors(self.corpus, self.model, self.corpus_extra)
+        return self._factors
+
+    def _adapted_corpus(self) -> np.ndarray:
+        """The corpus rows in the adapter's space, made once (a batch scores many users)."""
+        if self._adapted is None:
+            self._adapted = adapted(self.corpus_rows, self._corpus_factors(), self.beta)
+        return self._adapted
+
+    def _release(self) -> None:
+        """Free a neural encoder's session before scoring, so its buffers never add to the scoring peak."""
+        for part in (self.representation, getattr(self.representation, "dense", None)):
+            release = getattr(part, "release_model", None)
+            if release is not None:
+                release()
+
 
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def scoring_threads():
     """One BLAS thread for the similarity products when the machine is busy (1-minute load at least
-    its core count): there a second thread only waits, and cost 0.2 s of CPU per warm 10k run for no
-    wall gain (docs/benchmarks-targets.md). A thread count the user set is left alone."""
+    its core count): there a second thread only waits (docs/performance.md). A thread count the user
+    set is left alone."""
     if any(os.environ.get(name) for name in _THREAD_VARIABLES):
         return nullcontext()
     try:
@@ -157,14 +242,6 @@ def scoring_threads():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _release_encoder(representation) -> None:
-    """Free a neural encoder's session before scoring, so its buffers never add to the scoring peak."""
-    for part in (representation, getattr(representation, "dense", None)):
-        release = getattr(part, "release_model", None)
-        if release is not None:
-            release()
-
-
 def _reasons(rows: np.ndarray, similarities: np.ndarray, profile: Sequence[LibraryItem]) -> tuple[Reason, ...]:
     reasons = []
     for row, similarity in zip(rows, similarities):
@@ -172,74 +249,3 @@ def _reasons(rows: np.ndarray, similarities: np.ndarray, profile: Sequence[Libra
             item = profile[int(row)]
             reasons.append(Reason(item_key=item.key, item_title=item.title, similarity=float(similarity)))
     return tuple(reasons)
-
-
-class CorpusKeys:
-    """The corpus's DOI, URL and title keys, computed once, so "which papers does this user
-    already own" costs O(library), not O(corpus), per user."""
-
-    def __init__(self, corpus: Sequence[Paper]) -> None:
-        self.size = len(corpus)
-        self.by_doi: dict[str, list[int]] = {}
-        self.by_url: dict[str, list[int]] = {}
-        self.by_title: dict[str, list[int]] = {}
-        for index, paper in enumerate(corpus):
-            if paper.doi:
-                self.by_doi.setdefault(doi_key(paper.doi), []).append(index)
-            if paper.url:
-                self.by_url.setdefault(url_key(paper.url), []).append(index)
-            if not paper.title_derived:
-                self.by_title.setdefault(title_key(paper.title), []).append(index)
-
-    def to_json(self) -> dict:
-        return {"size": self.size, "doi": self.by_doi, "url": self.by_url, "title": self.by_title}
-
-    @classmethod
-    def from_json(cls, data: dict) -> CorpusKeys:
-        keys = cls([])
-        keys.size, keys.by_doi, keys.by_url, keys.by_title = data["size"], data["doi"], data["url"], data["title"]
-        return keys
-
-    def owned(self, library: Sequence[LibraryItem]) -> np.ndarray:
-        """True for corpus papers the user already has: same DOI, URL or normalised title."""
-        mask = np.zeros(self.size, dtype=bool)
-        dois = {doi_key(item.doi) for item in library if item.doi}
-        urls = {url_key(item.url) for item in library if item.url}
-        titles = {fast_title_key(item.title) for item in library if item.title} - {""}
-        for keys, index in ((dois, self.by_doi), (urls, self.by_url), (titles, self.by_title)):
-            for key in keys & index.keys():
-                mask[index[key]] = True
-        return mask
-
-
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-
-
-def fast_title_key(title: str) -> str:
-    """recommender.text.title_key, without its clean-up passes for plain ASCII titles with no TeX
-    (there they change nothing a key keeps): a 10,000-item library's keys in a few ms."""
-    if title.isascii() and "\\" not in title and "$" not in title and "<" not in title:
-        return _NON_ALNUM.sub("", title.lower())
-    return title_key(title)
-
-
-def owned_mask(library: Sequence[LibraryItem], corpus: Sequence[Paper]) -> np.ndarray:
-    """True for corpus papers the user already has: same DOI, URL or normalised title."""
-    return CorpusKeys(corpus).owned(library)
-
-
-def recommend(
-    library: Sequence[LibraryItem],
-    corpus: Sequence[Paper],
-    *,
-    top_n: int = DEFAULT_TOP_N,
-    aggregation: str = DEFAULT_AGGREGATION,
-    representation: str | Representation = "tfidf",
-    profile: Sequence[LibraryItem] | None = None,
-    model=None,
-    fusion=None,
-) -> list[Recommendation]:
-    """Rank `corpus` for the user whose library is `library` (the one entry point)."""
-    recommender = Recommender(corpus, representation=representation, aggregation=aggregation, model=model,
-                              fusion=fusion)
-    return recommender.recommend(library, top_n=top_n, profile=profile)

@@ -214,14 +214,15 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
                       incremental: bool = True):
     """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
     (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again.
-    `aggregation` and `model` come from `scoring` (a Fusion for "learned" and dense models); `incremental`:
-    keep each library's rows and top-K for its next run (one library per run; not for batch scoring)."""
+    `aggregation` and `model` as `scoring` checked them; `incremental`: keep each library's rows and
+    top-K for its next run (one library per run; not for batch scoring)."""
     import functools
 
     from recommender.corpus.store import resolve_corpus_path, zotrec_version
     from recommender.features import make_representation
     from recommender.scoring.prepared import prepare, prepared_extra
-    from recommender.scoring.ranking import CorpusKeys, Recommender
+    from recommender.scoring.owned import CorpusKeys
+    from recommender.scoring.ranking import Recommender
 
     files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
     if not all(file.is_file() for file in files):  # the reader gives the one-line error
@@ -290,29 +291,31 @@ def load_model(model_path: str | None, features: str | None = None):
     import numpy as np
 
     from recommender.collaborative.dense_model import DENSE_MODEL_FORMAT, DenseCollaborativeModel
-    from recommender.collaborative.model import CollaborativeModel
 
     try:
         with np.load(model_path, allow_pickle=False) as data:
             dense = "format" in data and str(data["format"]) == DENSE_MODEL_FORMAT
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError) as error:
         raise click.ClickException(f"{model_path}: cannot read the model ({error})") from None
-    model = (DenseCollaborativeModel if dense else CollaborativeModel).load(model_path)
-    if dense and features not in ("dense", "hybrid"):
+    if not dense:
+        raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
+                                   f"zotrec no longer scores with; train a new one with `zotrec train`")
+    if features not in ("dense", "hybrid"):
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
+    model = DenseCollaborativeModel.load(model_path)
     note(f"hybrid with {model_path}",
          f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
 
 
-def scoring(aggregation: str, model, features: str = "dense"):
-    """(aggregation, model) as the Recommender takes them: "learned" and dense models become a Fusion."""
+def scoring(aggregation: str, model):
+    """(aggregation, model) as the Recommender takes them, the aggregation checked before any work."""
     from recommender.scoring.aggregation import parse_aggregation
-    from recommender.scoring.fusion import LEARNED, scoring_plan
+    from recommender.scoring.fusion import LEARNED
 
     if aggregation != LEARNED:
         parse_aggregation(aggregation)
-    return scoring_plan(aggregation, model, features)
+    return aggregation, model
 
 
 def write_output(text: str, output: str | None, inputs=()) -> None:

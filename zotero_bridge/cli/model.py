@@ -201,7 +201,7 @@ def evaluate_library_command(libraries, library_id, library_type, api_key, endpo
     from recommender.features.dense import choose_features
 
     features = choose_features(None)
-    aggregation, model = scoring(aggregation or DEFAULT_AGGREGATION, load_model(model_path, features), features)
+    aggregation, model = scoring(aggregation or DEFAULT_AGGREGATION, load_model(model_path, features))
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     result = evaluate_library_holdout(read.items, load_corpus_papers(corpus_paths), holdout,
                                       aggregation=aggregation, model=model, representation=features)

@@ -61,7 +61,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
 
         check_output_path(output, inputs)  # before any work: a refused -o costs nothing
     features = choose_features(features)
-    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features))
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))

@@ -58,7 +58,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     from zotero_bridge.cli.batch import BatchRequest, run_batch, summary_text
 
     features = choose_features(features)
-    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features))
     request = BatchRequest([*library_paths, *more_libraries], model=model,
                            aggregation=aggregation, features=features, top_n=top_n,
                            output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),

@@ -65,7 +65,7 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
 
     parse_collection_path(collection_name)
     features = choose_features(features)
-    aggregation, model = scoring(aggregation, load_model(model_path, features), features)
+    aggregation, model = scoring(aggregation, load_model(model_path, features))
     settings = source_settings(library_id, library_type, api_key, endpoint)
     if save_config:
         from zotero_bridge.web.credentials import resolve_credentials

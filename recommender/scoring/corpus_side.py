@@ -1,0 +1,54 @@
+"""What the signals derive from the corpus alone (tf-idf index and rows, predicted collaborative
+factors): computed once per corpus, through a memo when the caller keeps a prepared corpus.
+
+`memo(name, build)` returns the arrays stored under `name`, else `build()`'s, stored (the prepared
+corpus's extras, recommender/scoring/prepared.py); None computes them in this process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from recommender.items import Paper
+
+Memo = Callable[[str, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray]]
+
+
+def _through(memo: Memo | None, name: str | None, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return build() if memo is None or name is None else memo(name, build)
+
+
+def factors_name(model) -> str | None:
+    """The name a collaborative model's predicted factors are kept under (with the prepared corpus and
+    in the kept library state): one per model version (its cache_id); None for a model without one."""
+    cache_id = getattr(model, "cache_id", None)
+    return None if cache_id is None else f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}"
+
+
+def corpus_factors(papers: Sequence[Paper], model, memo: Memo | None = None) -> np.ndarray:
+    """The corpus papers' predicted collaborative factors."""
+    return _through(memo, factors_name(model),
+                    lambda: {"factors": model.item_factors([paper.text for paper in papers])})["factors"]
+
+
+def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
+    """(LexicalIndex fitted on the corpus, the corpus's tf-idf rows)."""
+    from scipy import sparse
+
+    from recommender.features.lexical import N_FEATURES, LexicalIndex
+
+    texts = [paper.text for paper in papers]
+
+    def build() -> dict[str, np.ndarray]:
+        index = LexicalIndex.fit(texts)
+        rows = index.transform(texts)
+        return {**index.to_arrays(), "stop_words": np.array(sorted(index.stop_words)),
+                "data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
+
+    arrays = _through(memo, "lexical", build)
+    index = LexicalIndex.from_arrays(arrays, arrays["stop_words"].tolist())
+    rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
+    return index, rows

@@ -42,7 +42,7 @@ def default_rankings(libraries: dict[str, Path], corpus: list[Path]) -> dict[str
     from zotero_bridge.sources.files import read_library_file
 
     model = load_model(None, "dense")
-    aggregation, model = scoring(DEFAULT_AGGREGATION, model, "dense")
+    aggregation, model = scoring(DEFAULT_AGGREGATION, model)
     recommender = build_recommender([str(path) for path in corpus], features="dense", aggregation=aggregation,
                                     model=model)
     outputs = {}

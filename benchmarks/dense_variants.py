@@ -214,7 +214,7 @@ def sweep_lexlearn(fold, parts, data, settings, **_) -> None:
 
 def sweep_weights(fold, parts, **_) -> None:
     """Every share on a 0.05 simplex grid, chosen on half the users and checked on the other half."""
-    from recommender.scoring.blend import standardise
+    from recommender.scoring.fusion import standardise
 
     names = ("content",) + FUSED_SIGNALS
     z = {name: standardise(parts[name]).astype(np.float32) for name in names}

@@ -21,7 +21,7 @@ from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborat
 from recommender.corpus.readers import load_corpus  # noqa: E402
 from recommender.evaluation.dense_adapter import AdaptedRepresentation  # noqa: E402
 from recommender.features import make_representation  # noqa: E402
-from recommender.scoring.fusion import Fusion, FusionWeights, default_weights  # noqa: E402
+from recommender.scoring.fusion import FusionWeights  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
 
 
@@ -46,19 +46,20 @@ def main(library: Path, corpus: Path, top_n: int) -> None:
     items, topics = library_topics(library)
     papers = load_corpus([corpus]).papers
     model = DenseCollaborativeModel.load(SHIPPED_MODEL)
-    forms = {
-        "dense top5": None,
-        "fused, content only (default without a model)": Fusion(default_weights(None)),
-        "fused with the shipped collaborative part (default)": Fusion(default_weights(model), model),
-        "collaborative only": Fusion(FusionWeights(collaborative=1.0), model),
-        "fused in the collaborative adapter's space (not shipped)": Fusion(ADAPTER_WEIGHTS, model),
+    forms = {  # name: (aggregation, model, weights)
+        "dense top5": ("top5", None, None),
+        "fused, content only (default without a model)": ("learned", None, None),
+        "fused with the shipped collaborative part (default)": ("learned", model, None),
+        "collaborative only": ("learned", model, FusionWeights(collaborative=1.0)),
+        "fused in the collaborative adapter's space (not shipped)": ("learned", model, ADAPTER_WEIGHTS),
     }
     wanted = sorted(set(topics.get(item.key, "?") for item in items))
     print(f"{library}: {len(items)} items, topics: {', '.join(wanted)}")
-    for name, fusion in forms.items():
-        representation = (AdaptedRepresentation(make_representation("dense"), model) if fusion is not None
-                          and fusion.weights is ADAPTER_WEIGHTS else "dense")
-        recommender = Recommender(papers, representation=representation, fusion=fusion)
+    for name, (aggregation, chosen, weights) in forms.items():
+        representation = (AdaptedRepresentation(make_representation("dense"), model) if weights is ADAPTER_WEIGHTS
+                          else "dense")
+        recommender = Recommender(papers, representation=representation, aggregation=aggregation, model=chosen,
+                                  weights=weights)
         counts = collections.Counter(
             topics.get(rec.reasons[0].item_key, "?") if rec.reasons else "?"
             for rec in recommender.recommend(items, top_n=top_n))

@@ -55,15 +55,9 @@ def setup_logging(quiet: bool, verbose: bool) -> None:
 
 
 def keep_freed_memory_for_reuse() -> None:
-    """Let glibc keep freed heap memory for the next large array instead of handing it back at once.
-
-    Scoring allocates and frees many arrays of tens of MB (similarity blocks, the linear model's
-    design matrix); by default each is mapped fresh and page-faulted in again. Measured on a warm
-    10,000-item reading list, whole processes alternated: 1.70 → 1.66 s CPU (mostly system time), the
-    same peak RSS; a cold run's peak 399 → 390 MB.
-    Larger arrays than 32 MiB (glibc's most) are still mapped on their own. A no-op without glibc's
-    mallopt (macOS, Windows, musl); the encoder still hands its heap back (features/dense.py).
-    """
+    """Let glibc keep freed heap memory for the next large array instead of handing it back at once:
+    scoring allocates and frees many arrays of tens of MB, each otherwise mapped and page-faulted in
+    afresh (measured in docs/performance.md). A no-op without glibc's mallopt."""
     import ctypes
     import ctypes.util
 

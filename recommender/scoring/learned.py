@@ -12,6 +12,9 @@ two agree (tests/test_lexical.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import NamedTuple
+
 import numpy as np
 
 NEGATIVES_PER_POSITIVE = 10
@@ -78,15 +81,32 @@ def sampled(n_library: int, n_background: int, seed: int = 0,
     return positives, rng.choice(pool, size=wanted, replace=False)
 
 
-def design(positive_rows: np.ndarray, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class RowBlocks(NamedTuple):
+    """`count` rows arriving as consecutive blocks: rows made on demand (adapter.py) are copied into
+    the float64 design a block at a time, never all at once beside it."""
+
+    count: int
+    blocks: Iterable[np.ndarray]
+
+
+def design(positive_rows: np.ndarray | RowBlocks, negative_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """x (float64, one copy) and y (1 for the positives, 0 for the negatives)."""
-    x = np.empty((len(positive_rows) + len(negative_rows), positive_rows.shape[1]), dtype=np.float64)
-    x[: len(positive_rows)] = positive_rows
-    x[len(positive_rows) :] = negative_rows
-    return x, np.r_[np.ones(len(positive_rows)), np.zeros(len(negative_rows))]
+    if not isinstance(positive_rows, RowBlocks):
+        positive_rows = RowBlocks(len(positive_rows), [positive_rows])
+    count = positive_rows.count
+    x = np.empty((count + len(negative_rows), negative_rows.shape[1]), dtype=np.float64)
+    start = 0
+    for block in positive_rows.blocks:
+        x[start : start + len(block)] = block
+        start += len(block)
+    if start != count:
+        raise ValueError(f"{start} positive rows arrived, {count} expected")
+    x[count:] = negative_rows
+    return x, np.r_[np.ones(count), np.zeros(len(negative_rows))]
 
 
-def linear_scores(positive_rows: np.ndarray, negative_rows: np.ndarray, candidate_rows: np.ndarray) -> np.ndarray:
+def linear_scores(positive_rows: np.ndarray | RowBlocks, negative_rows: np.ndarray,
+                  candidate_rows: np.ndarray) -> np.ndarray:
     """Decision values (without the intercept, which ranks nothing) for every candidate row of the
     model fitted on these positives and negatives."""
     x, y = design(positive_rows, negative_rows)

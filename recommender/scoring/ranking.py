@@ -17,7 +17,7 @@ import numpy as np
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
-from recommender.scoring.adapter import adapted, adapter_beta
+from recommender.scoring.adapter import adapted, adapted_blocks, adapter_beta
 from recommender.scoring.aggregation import (
     TopValues,
     kept,
@@ -29,7 +29,7 @@ from recommender.scoring.aggregation import (
 )
 from recommender.scoring.corpus_side import corpus_factors, factors_name, lexical_corpus
 from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
-from recommender.scoring.learned import SETTINGS, linear_scores, sampled
+from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
 
 log = logging.getLogger(__name__)
@@ -185,10 +185,12 @@ class Recommender:
 
         def fit() -> np.ndarray:
             positives, negatives = sampled(len(rows), len(self.corpus_rows), 0, exclude)
-            chosen, corpus = (rows if positives is None else rows[positives]), self.corpus_rows
-            if self.beta > 0:
-                chosen = adapted(chosen, factors if positives is None else factors[positives], self.beta)
-                corpus = self._adapted_corpus()
+            if self.beta <= 0:
+                chosen = rows if positives is None else rows[positives]
+                return linear_scores(chosen, self.corpus_rows[negatives], self.corpus_rows)
+            positives = np.arange(len(rows)) if positives is None else positives
+            corpus = self._adapted_corpus()
+            chosen = RowBlocks(len(positives), adapted_blocks(rows, factors, self.beta, positives))
             return linear_scores(chosen, corpus[negatives], corpus)
 
         if self.incremental is None:

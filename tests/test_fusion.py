@@ -213,3 +213,19 @@ def test_a_model_the_fused_score_cannot_use_is_an_error_not_silently_skipped(tmp
     del model.provenance["fusion_weights"]  # as in a model trained before the fused score
     with pytest.raises(ValueError, match="no fusion weights"):
         Recommender(papers, representation=model._representation, model=model)
+
+
+def test_rows_arriving_in_blocks_make_the_same_design_as_one_array():
+    from recommender.scoring.adapter import adapted, adapted_blocks
+    from recommender.scoring.learned import RowBlocks, design
+
+    rng = np.random.default_rng(8)
+    vectors, factors = rng.normal(size=(23, 6)).astype(np.float32), rng.normal(size=(23, 3)).astype(np.float32)
+    negatives = _unit(rng.normal(size=(7, 9)))
+    chosen = np.array([3, 17, 4, 0, 22, 9])
+    blocks = RowBlocks(len(chosen), adapted_blocks(vectors, factors, 0.5, chosen, block=4))  # a short last block
+    x, y = design(blocks, negatives)
+    expected_x, expected_y = design(adapted(vectors, factors, 0.5)[chosen], negatives)
+    assert np.allclose(x, expected_x, rtol=1e-6) and np.array_equal(y, expected_y)
+    with pytest.raises(ValueError, match="5 positive rows arrived, 6 expected"):
+        design(RowBlocks(6, [x[:5]]), negatives)

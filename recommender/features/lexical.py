@@ -144,13 +144,6 @@ class LexicalIndex:
         index.idf = idf
         return index
 
-    def counts(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """Raw n-gram counts per text (float32 CSR over the hash buckets)."""
-        from scipy import sparse
-
-        counts, indices, indptr = hashed_counts(texts, self.analyze, self.n_features)
-        return sparse.csr_matrix((counts, indices, indptr), shape=(len(texts), self.n_features))
-
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Unit-length tf-idf rows (float32 CSR)."""
         from scipy import sparse

@@ -9,7 +9,7 @@ import numpy as np
 
 from recommender.features.lexical import N_FEATURES, NGRAMS, LexicalIndex
 
-if TYPE_CHECKING:  # scipy costs ~0.3 s to import; dense features never need it
+if TYPE_CHECKING:  # scipy is a slow import that dense features never need
     from scipy import sparse
 
 

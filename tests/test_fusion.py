@@ -102,6 +102,25 @@ def test_dense_model_scores_the_users_community_first_and_round_trips(kind, tmp_
         assert "provenance" in data
 
 
+def test_a_dense_model_file_with_the_old_blend_weight_still_loads(tmp_path):
+    """The dense model's blend weight is no longer kept (the fusion weights are in its provenance);
+    files written before, the shipped one among them, still load and score the same."""
+    from recommender.collaborative.dense_model import SHIPPED_MODEL
+
+    matrix, vectors, _ = _toy_interactions()
+    model = train_dense_collaborative(matrix, vectors, "toy-encoder", ALSSettings(factors=4, iterations=2),
+                                      map_kind="ridge")
+    model.save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    assert "blend_weight" not in arrays
+    np.savez(tmp_path / "old.npz", **arrays, blend_weight=np.array(0.3))
+    old, new = DenseCollaborativeModel.load(tmp_path / "old.npz"), DenseCollaborativeModel.load(tmp_path / "new.npz")
+    assert np.array_equal(old.factors_for_vectors(vectors), new.factors_for_vectors(vectors))
+    if SHIPPED_MODEL.exists():
+        assert DenseCollaborativeModel.load(SHIPPED_MODEL).encoder_id
+
+
 def test_knn_factors_can_leave_each_item_out_of_its_own_neighbours():
     vectors = _unit(np.eye(4) + 0.01)
     factors = np.arange(8, dtype=np.float32).reshape(4, 2)

@@ -168,7 +168,8 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, m
 
     hashed = []
     original = lexical.hashed_counts
-    monkeypatch.setattr(lexical, "hashed_counts", lambda texts, stop: hashed.append(len(texts)) or original(texts, stop))
+    monkeypatch.setattr(lexical, "hashed_counts",
+                        lambda texts, *rest: hashed.append(len(texts)) or original(texts, *rest))
     state = IncrementalScorer(tmp_path, "corpus-key/top5")
     scorer = fused(state)
     first = library(400)

@@ -1,14 +1,17 @@
-"""The run-time lexical signal and the per-user linear model without scikit-learn: the same rows,
-values and decision scores as scikit-learn's on real titles and abstracts."""
+"""zotrec's one tf-idf (recommender.features.lexical) and the per-user linear model without scikit-learn:
+the same rows, values and decision scores as scikit-learn's on real titles and abstracts."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from recommender.features.lexical import LexicalIndex
+from recommender.features.lexical import ENGLISH_STOP_WORDS, LexicalIndex
 from recommender.features.tfidf import TfidfRepresentation
 from recommender.scoring.aggregation import sparse_top_values, top_values
 from tests.conftest import SEEDS
@@ -23,17 +26,65 @@ def _texts(shared, n_titles: int = 4000):
     return corpus, library
 
 
-def test_lexical_rows_equal_scikit_learns_array_for_array(shared):
+def _scikit_learn(n_features: int, ngram_range: tuple[int, int]):
+    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+
+    hasher = HashingVectorizer(n_features=n_features, alternate_sign=False, norm=None, stop_words="english",
+                               ngram_range=ngram_range, strip_accents="unicode", dtype=np.float32)
+    return hasher, TfidfTransformer(sublinear_tf=True, norm="l2")
+
+
+def _assert_same_rows(got, want) -> None:
+    for field in ("data", "indices", "indptr"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+
+
+@pytest.mark.parametrize(("n_features", "ngram_range"), [(1 << 20, (1, 2)), (1 << 16, (1, 1)), (1 << 18, (1, 3))])
+def test_tfidf_rows_equal_scikit_learns_array_for_array(shared, n_features, ngram_range):
     corpus, library = _texts(shared)
-    reference = TfidfRepresentation().fit(corpus)
-    index = LexicalIndex.fit(corpus)
-    assert np.array_equal(index.idf, reference._idf.idf_)
+    hasher, transformer = _scikit_learn(n_features, ngram_range)
+    transformer.fit(hasher.transform(corpus))
+    mine = TfidfRepresentation(n_features, ngram_range).fit(corpus)
+    assert np.array_equal(mine.idf, transformer.idf_) and mine.idf.dtype == transformer.idf_.dtype
     for texts in (corpus, library):
-        want, got = reference.transform(texts), index.transform(texts)
-        for field in ("data", "indices", "indptr"):
-            assert np.array_equal(getattr(got, field), getattr(want, field)), field
-    stored = LexicalIndex.from_arrays(index.to_arrays(), sorted(index.stop_words))
-    assert np.array_equal(stored.idf, index.idf)
+        _assert_same_rows(mine.transform(texts), transformer.transform(hasher.transform(texts)))
+    stored = LexicalIndex.from_arrays(mine.index.to_arrays(), n_features=n_features)
+    assert np.array_equal(stored.idf, mine.idf)
+
+
+def test_a_float64_idf_of_an_older_model_file_gives_scikit_learns_rows(shared):
+    """Model files written with an older scikit-learn keep a float64 idf; the rows stay the ones it gave."""
+    corpus, library = _texts(shared, 500)
+    hasher, transformer = _scikit_learn(1 << 16, (1, 2))
+    transformer.fit(hasher.transform(corpus))
+    transformer.idf_ = transformer.idf_.astype(np.float64) * (1 + 1e-9)  # not float32-representable
+    restored = TfidfRepresentation(1 << 16, (1, 2), idf=transformer.idf_)
+    _assert_same_rows(restored.transform(library), transformer.transform(hasher.transform(library)))
+
+
+def test_the_stop_words_are_scikit_learns():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as SKLEARN
+
+    assert ENGLISH_STOP_WORDS == SKLEARN
+
+
+def test_tfidf_features_and_seed_matching_never_import_scikit_learn():
+    """Importing scikit-learn costs more CPU than a warm content score: the tf-idf path must not need it."""
+    probe = """
+import sys
+from recommender.corpus.enrich import match_untitled
+from recommender.features import make_representation
+from recommender.items import Paper
+papers = [Paper(id=str(i), title=f"Graph networks number {i} for molecules") for i in range(30)]
+seed = Paper(id="s", title="x", abstract="We study graph networks number 7 for molecules.", title_derived=True)
+match_untitled([seed], papers)
+make_representation("tfidf").fit([p.title for p in papers]).transform(["graph networks"])
+print("sklearn" in sys.modules)
+"""
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
 
 
 @pytest.mark.parametrize("aggregation", ["top5", "max", "top3", "top10", "mean"])

@@ -1,8 +1,9 @@
-"""The collaborative part on dense sentence embeddings: a ridge map from embeddings to ALS item factors.
+"""The collaborative part on dense sentence embeddings: a map from embeddings to ALS item factors.
 
-A 384-d → K map is a few hundred kilobytes, so a model trained on CiteULike ships inside the
-package (recommender/data/collaborative-dense.npz). New papers get their factor from the map; a
-user is folded in (ALS closed form) from the predicted factors of their own items. The file is an
+The map is the nearest training items' factors (kNN, the shipped kind: int8 vectors and float16
+factors, a few MB) or a ridge regression; a model trained on CiteULike ships inside the package
+(recommender/data/collaborative-dense.npz). New papers get their factor from the map; a user is
+folded in (ALS closed form) from the predicted factors of their own items. The file is an
 .npz without pickles and records which encoder made the embeddings it was trained on: a model is
 refused for vectors of another encoder.
 """
@@ -27,7 +28,7 @@ SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-de
 MAPS = ("knn", "ridge")
 NEIGHBOURS = 20  # chosen on citeulike-a fold-0 validation (docs/evaluation.md): 20 > 50 > 100
 TEMPERATURE = 0.05
-_CHUNK = 64  # rows per similarity block: ~17 MB at a time (1,024 made a cold run's peak 750 MB, 256 421 MB); same bits
+_CHUNK = 64  # rows per similarity block: small blocks keep a cold run's peak low; the result is the same bits
 
 
 def knn_factors(vectors: np.ndarray, neighbour_vectors: np.ndarray, neighbour_factors: np.ndarray,
@@ -61,12 +62,11 @@ def fit_dense_map(vectors: np.ndarray, targets: np.ndarray, regularization: floa
 
 @dataclass
 class DenseCollaborativeModel:
-    """What scoring needs: the dense → factor map, the fold-in terms, the blend weight, the provenance.
+    """What scoring needs: the dense → factor map, the fold-in terms, the provenance (with the fusion weights).
 
     encoder_id : the embedding model's id (recommender.features.dense.MODEL_ID) the map was fitted on.
     map_kind : "knn" (a new paper's factor is the weighted mean of its nearest training items'
         factors; stored as int8 vectors and float16 factors) or "ridge" (a linear map).
-    blend_weight : weight of the collaborative score against the content score (chosen on validation).
     """
 
     settings: ALSSettings
@@ -78,7 +78,6 @@ class DenseCollaborativeModel:
     map_intercept: np.ndarray | None = None
     neighbour_vectors: np.ndarray | None = None  # knn: the training items' embeddings
     neighbour_factors: np.ndarray | None = None  # knn: their ALS factors
-    blend_weight: float = 0.3
     provenance: dict = field(default_factory=dict)
     training_user_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
     training_item_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -87,7 +86,7 @@ class DenseCollaborativeModel:
 
     def _load_neighbours(self) -> None:
         """Read a loaded kNN model's training vectors and factors, the first time they are needed:
-        a run whose papers' factors are all cached never decodes them (0.07 s of CPU)."""
+        a run whose papers' factors are all cached never decodes them."""
         if self._source is None:
             return
         try:
@@ -164,7 +163,6 @@ class DenseCollaborativeModel:
             "map_kind": np.array(self.map_kind),
             "item_gram": self.item_gram.astype(np.float32),
             "fold_in_confidence": np.array(self.fold_in_confidence),
-            "blend_weight": np.array(self.blend_weight),
         }
         if self.map_kind == "knn":
             self._load_neighbours()
@@ -198,7 +196,6 @@ class DenseCollaborativeModel:
                     item_gram=data["item_gram"].astype(np.float64),
                     fold_in_confidence=float(data["fold_in_confidence"]),
                     encoder_id=str(data["encoder_id"]),
-                    blend_weight=float(data["blend_weight"]),
                     provenance=json.loads(str(data["provenance"])),
                     _source=Path(path) if knn else None,
                 )

@@ -85,29 +85,8 @@ def fit_als(interactions: sparse.csr_matrix, settings: ALSSettings) -> tuple[np.
     return np.asarray(model.user_factors), np.asarray(model.item_factors)
 
 
-class TextFeatures:
-    """The hashed tf-idf of features.py with the idf of the training items kept, so rows are reproducible."""
-
-    def __init__(self, n_features: int, ngram_range: tuple[int, int], idf: np.ndarray | None = None) -> None:
-        self.representation = TfidfRepresentation(n_features=n_features, ngram_range=tuple(ngram_range))
-        if idf is not None:
-            self._set_idf(idf)
-
-    def fit(self, texts: Sequence[str]) -> TextFeatures:
-        self.representation.fit(texts)
-        return self
-
-    def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        return self.representation.transform(texts)
-
-    @property
-    def idf(self) -> np.ndarray:
-        return self.representation._idf.idf_
-
-    def _set_idf(self, idf: np.ndarray) -> None:
-        transformer = self.representation._idf
-        transformer.idf_ = np.asarray(idf, dtype=np.float64)
-        transformer.n_features_in_ = len(idf)
+# The text map's features: the tf-idf representation, rebuilt from the idf a model file keeps.
+TextFeatures = TfidfRepresentation
 
 
 def fit_text_map(rows: sparse.csr_matrix, targets: np.ndarray, regularization: float) -> tuple:

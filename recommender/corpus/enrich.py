@@ -15,7 +15,6 @@ Assignment is one-to-one: a title claimed by two seeds goes to neither.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from recommender.features.lexical import ENGLISH_STOP_WORDS, LexicalIndex
 from recommender.items import Paper
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ NAME_MIN_COVERAGE = 0.3
 EVIDENCE_THRESHOLD = 2.5  # gap (in standard deviations) × title coverage
 MIN_CANDIDATES = 20
 _CHUNK = 512
+_BUCKETS = 1 << 22  # hashed words and word pairs; few collisions among a corpus's titles and abstracts
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly")
 _WORD = re.compile(r"[a-z0-9]+")
 _TITLE_NAME = re.compile(r"^\s*([^\s:]{3,})\s*:")
@@ -57,15 +58,9 @@ def _stem(word: str) -> str:
 
 
 def _tokens(text: str) -> list[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
+    """Lower-case words of two or more letters or digits, stop words dropped, crudely stemmed."""
     words = _WORD.findall(text.lower())
     return [_stem(w) for w in words if len(w) > 1 and w not in ENGLISH_STOP_WORDS]
-
-
-def _grams(text: str) -> set[str]:
-    tokens = _tokens(text)
-    return set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
 
 
 def match_untitled(seeds: Sequence[Paper], candidates: Sequence[Paper]) -> list[Match]:
@@ -73,16 +68,12 @@ def match_untitled(seeds: Sequence[Paper], candidates: Sequence[Paper]) -> list[
     seeds_with_text = [i for i, s in enumerate(seeds) if s.abstract]
     if not seeds_with_text or len(candidates) < MIN_CANDIDATES:
         return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     titles = [c.title for c in candidates]
     abstracts = [seeds[i].abstract or "" for i in seeds_with_text]
-    vectorizer = TfidfVectorizer(sublinear_tf=True, tokenizer=_tokens, lowercase=False, token_pattern=None,
-                                 ngram_range=(1, 2))
-    vectorizer.fit(titles + abstracts)
-    title_rows = vectorizer.transform(titles)
-    abstract_rows = vectorizer.transform(abstracts)
-    context = _Context(titles, abstracts, candidates, vectorizer)
+    index = LexicalIndex.fit(titles + abstracts, n_features=_BUCKETS, tokenize=_tokens)
+    title_rows = index.transform(titles)
+    abstract_rows = index.transform(abstracts)
+    context = _Context(titles, abstracts, candidates, index, title_rows, abstract_rows)
     proposals: list[Match] = []
     for start in range(0, len(abstracts), _CHUNK):
         scores = (abstract_rows[start:start + _CHUNK] @ title_rows.T).toarray()
@@ -97,57 +88,59 @@ def match_untitled(seeds: Sequence[Paper], candidates: Sequence[Paper]) -> list[
 class _Context:
     """What the decision rules need about all candidates, computed once."""
 
-    def __init__(self, titles, abstracts, candidates, vectorizer) -> None:
+    def __init__(self, titles, abstracts, candidates, index, title_rows, abstract_rows) -> None:
         self.abstracts = abstracts
-        self.title_grams = [_grams(t) for t in titles]
-        frequency = Counter(g for grams in self.title_grams for g in grams)
-        total = len(titles)
-        self.idf = {g: math.log((total + 1) / (n + 1)) + 1 for g, n in frequency.items()}
+        self.seed_rows, self.title_rows = abstract_rows, title_rows  # a row's buckets: its words and word pairs
+        # how rare a title word is among titles, to weigh how much of a title an abstract covers
+        self.title_idf = LexicalIndex.fit(titles, n_features=_BUCKETS, tokenize=_tokens).idf
         names = [(m.group(1) if (m := _TITLE_NAME.match(t)) else None) for t in titles]
         name_counts = Counter(n for n in names if n)
         self.names = {n: i for i, n in enumerate(names)
                       if n and name_counts[n] == 1 and n not in _IGNORED_NAMES}
         with_abstract = [i for i, c in enumerate(candidates) if c.abstract]
         self.with_abstract = with_abstract
-        self.abstract_rows = vectorizer.transform([candidates[i].abstract for i in with_abstract]) \
+        self.candidate_abstract_rows = index.transform([candidates[i].abstract for i in with_abstract]) \
             if with_abstract else None
-        self.vectorizer = vectorizer
 
-    def coverage(self, abstract_grams: set[str], target: int) -> float:
+    def coverage(self, position: int, target: int) -> float:
         """Share of the title's (idf-weighted) words and word pairs that the abstract contains."""
-        grams = self.title_grams[target]
-        total = sum(self.idf.get(g, 1.0) for g in grams)
-        return sum(self.idf.get(g, 1.0) for g in grams if g in abstract_grams) / total if total else 0.0
+        grams, abstract_grams = _buckets(self.title_rows, target), _buckets(self.seed_rows, position)
+        weights = self.title_idf[grams].astype(np.float64)
+        total = weights.sum()
+        return float(weights[np.isin(grams, abstract_grams)].sum() / total) if total else 0.0
 
     def decide(self, position: int, row: np.ndarray) -> tuple[int, str, float] | None:
         abstract = self.abstracts[position]
-        same = self._same_abstract(abstract)
+        same = self._same_abstract(position)
         if same is not None:
             return same
         best = int(np.argmax(row))
         if row[best] <= 0:
             return None
-        grams = _grams(abstract)
         words = set(re.findall(r"[\w.-]*\w", abstract))
         named = [self.names[w] for w in words if w in self.names]
         if len(named) == 1 and row[named[0]] >= NAME_MIN_SHARE * row[best] \
-                and self.coverage(grams, named[0]) >= NAME_MIN_COVERAGE:
+                and self.coverage(position, named[0]) >= NAME_MIN_COVERAGE:
             return named[0], "title name in abstract", float(row[named[0]])
         runner_up = float(np.partition(row, -2)[-2])
         spread = float(row.std()) or 1.0
-        evidence = (float(row[best]) - runner_up) / spread * self.coverage(grams, best)
+        evidence = (float(row[best]) - runner_up) / spread * self.coverage(position, best)
         if evidence >= EVIDENCE_THRESHOLD:
             return best, "abstract-title similarity", evidence
         return None
 
-    def _same_abstract(self, abstract: str) -> tuple[int, str, float] | None:
-        if self.abstract_rows is None:
+    def _same_abstract(self, position: int) -> tuple[int, str, float] | None:
+        if self.candidate_abstract_rows is None:
             return None
-        scores = (self.vectorizer.transform([abstract]) @ self.abstract_rows.T).toarray()[0]
+        scores = (self.seed_rows[position] @ self.candidate_abstract_rows.T).toarray()[0]
         best = int(np.argmax(scores))
         if scores[best] >= SAME_ABSTRACT:
             return self.with_abstract[best], "same abstract", float(scores[best])
         return None
+
+
+def _buckets(rows, row: int) -> np.ndarray:
+    return rows.indices[rows.indptr[row]:rows.indptr[row + 1]]
 
 
 def _one_to_one(proposals: list[Match]) -> list[Match]:

@@ -77,7 +77,6 @@ class FetchSettings:
 class FetchStats:
     requests: int = 0
     retries: int = 0
-    waited: float = 0.0
     bytes: int = 0
     waits: list[float] = field(default_factory=list)
 
@@ -186,7 +185,6 @@ class Http:
             raise FetchError(f"the rate limit is used up for {wait:.0f} s more; try again later")
         log.info("Rate limit reached; waiting %.0f s for the next window", wait)
         with self._lock:
-            self.stats.waited += wait
             self.stats.waits.append(wait)
         self.settings.sleep(wait)
 
@@ -263,7 +261,6 @@ class Http:
             log.info("%s: %s; trying again in %.1f s", url, reason, wait)
             with self._lock:
                 self.stats.retries += 1
-                self.stats.waited += wait
                 self.stats.waits.append(wait)
             settings.sleep(wait)
             spent += wait

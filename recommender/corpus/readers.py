@@ -285,8 +285,3 @@ def _read_json(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
 
 _READERS = {"seed": _read_seed, "jsonl": _read_jsonl, "csv": _read_csv, "bibtex": _read_bibtex,
             "json": _read_json}
-
-
-def with_metadata(paper: Paper, **metadata: Any) -> Paper:
-    """A copy of `paper` with extra metadata keys (papers are immutable)."""
-    return replace(paper, metadata={**paper.metadata, **metadata})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # scipy costs ~0.3 s to import; dense features never need it
+if TYPE_CHECKING:  # scipy is a slow import that dense features never need
     from scipy import sparse
 
 

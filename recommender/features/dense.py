@@ -29,8 +29,7 @@ MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 # Padded tokens per model call: about 30 titles or 2 full abstracts. Small, length-sorted batches
-# waste little padding and stay in cache; with one intra-op thread the vectors are bit for bit the
-# ones 4,096-token batches on all cores give, at about 2x the texts per CPU-second (docs/benchmarks-targets.md).
+# waste little padding and stay in cache; the vectors are bit for bit those of large batches.
 BATCH_TOKENS = 512
 ENCODER_THREADS = 1  # onnxruntime intra-op threads: more cost CPU on a busy machine for little wall time
 STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
@@ -99,9 +98,8 @@ def verify_sha256(path: Path, expected: str, fix: str = "reinstall zotrec") -> N
 def return_freed_memory() -> None:
     """Hand the heap glibc keeps after the ONNX session is freed back to the system (malloc_trim).
 
-    Measured: encoding 6,000 titles left 195 MB resident after the session was dropped, 86 MB after
-    the trim; without it that idle heap stacked under the scoring peak of a cold run. A no-op where
-    the C library has no malloc_trim (macOS, Windows, musl).
+    Without it the heap the encoder leaves idle stacks under the scoring peak of a cold run. A no-op
+    where the C library has no malloc_trim (macOS, Windows, musl).
     """
     import ctypes
     import ctypes.util

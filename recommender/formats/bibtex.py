@@ -1,8 +1,7 @@
 """BibTeX parsing for corpus and library files, reporting entries the parser could not read.
 
-pybtex's low-level scanner reads the file (the 5.2 MB PMLR volume in well under a second; the
-pyparsing grammar of bibtexparser 1.x took about 28 s, and bibtexparser 2.x cannot be installed
-beside pyzotero 1.16, which pins bibtexparser < 2). Field names come back lower-case; `ID`,
+pybtex's low-level scanner reads the file (bibtexparser 1.x's pyparsing grammar is far slower on a
+whole PMLR volume, and bibtexparser 2.x cannot be installed beside pyzotero 1.16, which pins < 2). Field names come back lower-case; `ID`,
 `ENTRYTYPE` and `_line` (1-based) are added. `@string` macros, `#` concatenation and the month
 names are expanded. A broken entry is reported with its file and line, never dropped silently;
 an entry whose key repeats an earlier one is kept (libraries do that; the library reader warns).

@@ -10,8 +10,6 @@ from recommender.errors import InputError
 
 log = logging.getLogger(__name__)
 
-MAX_FILE_BYTES = 1 << 30
-
 
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from recommender.corpus.http import default_deadline  # one deadline rule for every server
 from zotero_bridge.errors import BridgeError
-from zotero_bridge.web.credentials import Credentials, redact
+from zotero_bridge.zotero_api.credentials import Credentials, redact
 
 log = logging.getLogger(__name__)
 

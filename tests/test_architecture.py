@@ -95,7 +95,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "recommender.evaluation": ("recommender", "recommender.features", "recommender.scoring",
                                "recommender.collaborative"),
     "zotero_bridge": ("recommender",),  # errors
-    "zotero_bridge.zotero_api": ("recommender", "recommender.corpus", "zotero_bridge"),  # corpus: the deadline rule
+    "zotero_bridge.zotero_api": ("recommender", "zotero_bridge"),
     "zotero_bridge.sources": ("recommender", "recommender.formats", "recommender.corpus", "zotero_bridge",
                               "zotero_bridge.zotero_api"),
     "zotero_bridge.feedback": ("recommender", "recommender.scoring", "zotero_bridge", "zotero_bridge.zotero_api",
@@ -150,6 +150,22 @@ def test_rooms_import_only_the_rooms_below_them():
     offenders = sorted(f"{source} -> {target} ({name} imports {module})" for source, target, name, module
                        in ROOM_EDGES if target not in _allowed(source))
     assert offenders == []
+
+
+OTHER_HTTP_PACKAGES = ("httpx", "requests", "urllib3", "aiohttp")
+OTHER_HTTP_MODULES = ("urllib.request", "http.client")
+
+
+def test_one_http_client_and_one_retry_rule():
+    """httpx2, the client pyzotero 1.16 uses, for every request; recommender/retry.py for every retry."""
+    others = {name: sorted(t for t in _imports(name, path)
+                           if t.split(".")[0] in OTHER_HTTP_PACKAGES or t in OTHER_HTTP_MODULES)
+              for name, path in MODULES.items()}
+    assert {name: found for name, found in others.items() if found} == {}
+    dependencies = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.optional-dependencies]")[0]
+    assert '"httpx2' in dependencies and '"httpx>' not in dependencies and '"httpx=' not in dependencies
+    for user in ("recommender.corpus.http", "zotero_bridge.zotero_api.client"):
+        assert "recommender.retry" in _imports(user, MODULES[user]), f"{user} retries by recommender/retry.py"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from recommender.items import LibraryItem
+from recommender.retry import RetryPolicy
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
 from zotero_bridge.sources.zotero_json import item_from_zotero_json
 from zotero_bridge.zotero_api.cache import WebCache, cache_path
-from zotero_bridge.zotero_api.client import RetryPolicy, WebSession
+from zotero_bridge.zotero_api.client import WebSession
 from zotero_bridge.zotero_api.credentials import Credentials, resolve_credentials
 from zotero_bridge.zotero_api.snapshot import Snapshot, sync_snapshot
 

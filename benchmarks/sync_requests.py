@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 from recommender.corpus.readers import load_corpus, make_paper  # noqa: E402
 from tests.zotero_server import FakeZotero, KeyAccess  # noqa: E402
 from zotero_bridge.sources import SourceOptions  # noqa: E402
-from zotero_bridge.web.sync import SyncRequest, run_sync  # noqa: E402
+from zotero_bridge.sync.run import SyncRequest, run_sync  # noqa: E402
 
 KEY = "benchmarkKEY000000000000"
 USER = 1

@@ -1,6 +1,6 @@
 """The layout docs/architecture.md describes, checked: the recommender knows nothing of Zotero, no
-two modules import each other (directly or round a loop), no module grows past ~400 lines, and
-every package says in its docstring what it is for."""
+two modules import each other (directly or round a loop), the rooms (packages) import one way, in the
+order ROOMS writes down, no module grows past ~400 lines, and every package says what it is for."""
 
 from __future__ import annotations
 
@@ -58,24 +58,114 @@ def test_the_recommender_never_imports_zotero_click_or_pyzotero():
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def test_no_import_cycles():
-    """Depth-first search over every import edge; a back edge is a cycle, reported as its path."""
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Depth-first search over every edge; a back edge is a cycle, reported as its path."""
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
 
     def visit(name: str, path: list[str]) -> None:
         state[name] = 1
-        for target in sorted(GRAPH[name]):
+        for target in sorted(graph.get(name, ())):
             if state.get(target) == 1:
                 cycles.append(path[path.index(target):] + [target] if target in path else [name, target])
             elif target not in state:
                 visit(target, [*path, target])
         state[name] = 2
 
-    for module in sorted(GRAPH):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == []
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+def test_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+# The rooms, bottom to top, and the rooms each may import (docs/architecture.md, "The rooms"); a room may
+# only name rooms listed before it. A module belongs to the longest key that is its name or a package above it.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "recommender": (),  # the vocabulary: items, errors, text, retry
+    "recommender.formats": ("recommender",),
+    "recommender.corpus": ("recommender", "recommender.formats"),
+    "recommender.features": ("recommender",),
+    "recommender.scoring": ("recommender", "recommender.features"),
+    "recommender.collaborative": ("recommender", "recommender.features"),
+    "recommender.batch": ("recommender", "recommender.formats", "recommender.scoring"),
+    "recommender.evaluation": ("recommender", "recommender.features", "recommender.scoring",
+                               "recommender.collaborative"),
+    "zotero_bridge": ("recommender",),  # errors
+    "zotero_bridge.zotero_api": ("recommender", "zotero_bridge"),
+    "zotero_bridge.sources": ("recommender", "recommender.formats", "recommender.corpus", "zotero_bridge",
+                              "zotero_bridge.zotero_api"),
+    "zotero_bridge.feedback": ("recommender", "recommender.scoring", "zotero_bridge", "zotero_bridge.zotero_api",
+                               "zotero_bridge.sources"),
+    "zotero_bridge.sync": ("recommender", "recommender.scoring", "zotero_bridge", "zotero_bridge.zotero_api",
+                           "zotero_bridge.sources", "zotero_bridge.feedback"),
+    "zotero_bridge.render": ("recommender", "recommender.formats"),
+    "zotero_bridge.cli": ("*",),  # every room listed before it
+    "zotero_bridge.__main__": ("zotero_bridge.cli",),  # `python -m zotero_bridge`
+}
+PACKAGES_ARE_ROOMS = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+
+
+def _room(module: str) -> str:
+    """The room a module is in: the longest ROOMS key, or else package, that is its name or a prefix of it."""
+    found = [room for room in {*ROOMS, *PACKAGES_ARE_ROOMS} if module == room or module.startswith(room + ".")]
+    return max(found, key=len)
+
+
+def _allowed(room: str) -> set[str]:
+    """What a room may import; a package missing from ROOMS may import nothing of ours."""
+    names = list(ROOMS)
+    if room not in ROOMS:
+        return set()
+    return set(names[:names.index(room)]) if ROOMS[room] == ("*",) else set(ROOMS[room])
+
+
+ROOM_EDGES = {(_room(name), _room(target), name, target) for name, targets in GRAPH.items() for target in targets
+              if _room(name) != _room(target)}
+
+
+def test_every_package_is_a_room_in_the_order():
+    assert [name for name in PACKAGES_ARE_ROOMS if name not in ROOMS] == []
+    assert [room for room in ROOMS if room not in MODULES] == []
+
+
+def test_the_room_order_is_one_way():
+    names = list(ROOMS)
+    late = {room: sorted(other for other in _allowed(room) if names.index(other) >= names.index(room))
+            for room in ROOMS}
+    assert {room: found for room, found in late.items() if found} == {}
+
+
+def test_no_import_cycles_between_rooms():
+    rooms: dict[str, set[str]] = {}
+    for source, target, _, _ in ROOM_EDGES:
+        rooms.setdefault(source, set()).add(target)
+    assert _cycles(rooms) == []
+
+
+def test_rooms_import_only_the_rooms_below_them():
+    offenders = sorted(f"{source} -> {target} ({name} imports {module})" for source, target, name, module
+                       in ROOM_EDGES if target not in _allowed(source))
+    assert offenders == []
+
+
+OTHER_HTTP_PACKAGES = ("httpx", "requests", "urllib3", "aiohttp")
+OTHER_HTTP_MODULES = ("urllib.request", "http.client")
+
+
+def test_one_http_client_and_one_retry_rule():
+    """httpx2, the client pyzotero 1.16 uses, for every request; recommender/retry.py for every retry."""
+    others = {name: sorted(t for t in _imports(name, path)
+                           if t.split(".")[0] in OTHER_HTTP_PACKAGES or t in OTHER_HTTP_MODULES)
+              for name, path in MODULES.items()}
+    assert {name: found for name, found in others.items() if found} == {}
+    dependencies = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.optional-dependencies]")[0]
+    assert '"httpx2' in dependencies and '"httpx>' not in dependencies and '"httpx=' not in dependencies
+    for user in ("recommender.corpus.http", "zotero_bridge.zotero_api.client"):
+        assert "recommender.retry" in _imports(user, MODULES[user]), f"{user} retries by recommender/retry.py"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -230,7 +230,7 @@ def test_retry_after_as_an_http_date():
     from datetime import datetime, timedelta, timezone
     from email.utils import format_datetime
 
-    from recommender.corpus.http import retry_after
+    from recommender.retry import retry_after
 
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 <= retry_after(later) <= 30
@@ -263,7 +263,8 @@ def test_a_server_that_never_answers_costs_the_deadline_not_minutes():
 
 
 def test_the_deadline_comes_from_the_environment(monkeypatch):
-    from recommender.corpus.http import DEADLINE_S, FetchSettings
+    from recommender.corpus.http import FetchSettings
+    from recommender.retry import DEADLINE_S
 
     monkeypatch.setenv("ZOTREC_DEADLINE_S", "7.5")
     assert FetchSettings().deadline == 7.5

@@ -62,8 +62,8 @@ def _fuzz(cases):
 
 
 def _web(httpserver, answering, tmp_path, cases):
+    from recommender.retry import RetryPolicy
     from zotero_bridge.sources import SourceOptions, read_library
-    from zotero_bridge.web.client import RetryPolicy
 
     options = SourceOptions(library_id="475425", api_key="zFUZZkey0000000000000000", endpoint=httpserver.url_for(""),
                             cache_dir=tmp_path, extra={"retry_policy": RetryPolicy(

@@ -167,7 +167,7 @@ def test_quiet_silences_corpus_fetch(tmp_path, monkeypatch):
 
 
 def test_retry_messages_name_the_real_cause(zotero_server, caplog):
-    from zotero_bridge.web.client import RetryPolicy
+    from recommender.retry import RetryPolicy
 
     zotero_server.inject(503, times=1)
     options = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=zotero_server.url,
@@ -181,7 +181,8 @@ def test_retry_messages_name_the_real_cause(zotero_server, caplog):
 def test_a_server_that_never_answers_is_given_up_within_the_deadline(tmp_path):
     import socket
 
-    from zotero_bridge.web.client import RetryPolicy, ZoteroBusyError
+    from recommender.retry import RetryPolicy
+    from zotero_bridge.zotero_api.client import ZoteroBusyError
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from recommender.corpus.readers import load_corpus
+from recommender.retry import RetryPolicy
 from zotero_bridge.cli.main import cli
 from zotero_bridge.sources import SourceOptions
-from zotero_bridge.web.client import RetryPolicy
-from zotero_bridge.web.sync import SyncRequest, run_sync
+from zotero_bridge.sync.run import SyncRequest, run_sync
 
 from .conftest import REPO, ZOTERO_GROUP_ID, ZOTERO_READ_KEY, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from recommender.corpus.readers import load_corpus
 from zotero_bridge.cli.main import cli
 from zotero_bridge.errors import BridgeError
-from zotero_bridge.web.collection_path import parse_collection_path
+from zotero_bridge.zotero_api.collection_path import parse_collection_path
 
 from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 from .test_sync import NAME, corpus_file, corpus_rows, ours, papers, sync  # noqa: F401 (fixtures)

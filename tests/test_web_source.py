@@ -10,11 +10,12 @@ import stat
 import pytest
 from click.testing import CliRunner
 
+from recommender.retry import RetryPolicy
 from zotero_bridge.cli.main import cli
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions, read_library
-from zotero_bridge.web.client import RetryPolicy, ZoteroBusyError
-from zotero_bridge.web.credentials import CredentialsError, redact, resolve_credentials, save_config
+from zotero_bridge.zotero_api.client import ZoteroBusyError
+from zotero_bridge.zotero_api.credentials import CredentialsError, redact, resolve_credentials, save_config
 
 from .conftest import ZOTERO_GROUP_ID, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 

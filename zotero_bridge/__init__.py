@@ -1,6 +1,6 @@
-"""zotrec's Zotero side: read libraries (sources/), talk to the Web API and write back (web/),
-render results (render/), and the `zotrec` command line (cli/). May import recommender; the
-recommender never imports this package."""
+"""zotrec's Zotero side: the Web API (zotero_api/), read libraries (sources/), learn from what the user
+did (feedback/), write back (sync/), render results (render/), and the `zotrec` command line (cli/).
+May import recommender; the recommender never imports this package."""
 
 from .errors import BridgeError, SourceError
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +99,8 @@ def download_citeulike(name: str, cache_dir: str | Path | None = None) -> Path:
 
     For users with a network: `load_dataset(f"{name}:{download_citeulike(name)}")`.
     """
+    import httpx2
+
     if name not in DOWNLOADS:
         raise InputError(f"unknown dataset '{name}' (choose from {', '.join(DATASETS)})")
     if cache_dir is None:
@@ -114,8 +115,12 @@ def download_citeulike(name: str, cache_dir: str | Path | None = None) -> Path:
             continue
         log.info("Downloading %s", url)
         temporary = target.with_name(f".{filename}.part")
-        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URLs
-            temporary.write_bytes(response.read())
+        try:
+            response = httpx2.get(url, timeout=60, follow_redirects=True)
+            response.raise_for_status()
+        except httpx2.HTTPError as error:
+            raise InputError(f"could not download {url}: {error}") from None
+        temporary.write_bytes(response.content)
         temporary.replace(target)
     return folder
 

@@ -1,8 +1,8 @@
 """Polite HTTP for corpus fetches: retries with backoff, Retry-After, resumable downloads, a progress bar.
 
-One httpx client per fetch, at most `concurrency` connections. 429 and 5xx answers, dropped
-connections and bodies cut short are retried; `Retry-After` (seconds or an HTTP date) is obeyed
-up to `max_wait`, and so are rate-limit headers (`ratelimit-remaining: 0` with `ratelimit-reset`
+One httpx2 client (the one pyzotero uses) per fetch, at most `concurrency` connections. 429 and 5xx
+answers, dropped connections and bodies cut short are retried by the one retry rule (recommender/retry.py);
+`Retry-After` (seconds or an HTTP date) is obeyed up to `max_wait`, and so are rate-limit headers (`ratelimit-remaining: 0` with `ratelimit-reset`
 seconds, or `x-ratelimit-reset` as a Unix time): the next request waits for the window. An HTML
 page where JSON was asked for (OpenReview's browser check) is a refusal, not a retry. Downloads
 resume with a Range request when the server sent a validator.
@@ -12,22 +12,28 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
 from recommender.errors import RecommenderError
+from recommender.retry import (
+    DEADLINE_ENV,
+    RETRY_STATUS,
+    GaveUp,
+    Retry,
+    RetryPolicy,
+    default_deadline,
+    retry_after,
+    with_retries,
+)
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
 
 
@@ -41,21 +47,6 @@ class FetchError(RecommenderError):
 
 class AccessRefused(FetchError):
     """The service wants a login (401/403) or a browser (an HTML challenge page instead of JSON)."""
-
-
-DEADLINE_S = 60.0  # the most one call may take, retries included, while the server does not answer
-DEADLINE_ENV = "ZOTREC_DEADLINE_S"
-
-
-def default_deadline() -> float:
-    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds (every server zotrec asks)."""
-    import os
-
-    try:
-        value = float(os.environ.get(DEADLINE_ENV, ""))
-    except ValueError:
-        return DEADLINE_S
-    return value if value > 0 else DEADLINE_S
 
 
 @dataclass
@@ -72,6 +63,11 @@ class FetchSettings:
     show_progress: bool = False
     sleep: Callable[[float], None] = time.sleep
 
+    def retry_policy(self) -> RetryPolicy:
+        """These settings as the shared retry rule's policy (`retries` counts the tries after the first)."""
+        return RetryPolicy(attempts=self.retries + 1, max_wait_s=self.max_wait, first_wait_s=self.backoff,
+                           sleep=self.sleep, deadline_s=self.deadline, jitter=0.25)
+
 
 @dataclass
 class FetchStats:
@@ -85,13 +81,13 @@ class Http:
     """The fetch's HTTP client: counting, retrying, and driving one progress bar."""
 
     def __init__(self, settings: FetchSettings, stats: FetchStats) -> None:
-        import httpx
+        import httpx2
 
         self.settings, self.stats = settings, stats
         self._lock = threading.Lock()
-        self.client = httpx.Client(
+        self.client = httpx2.Client(
             timeout=min(settings.timeout, settings.deadline), follow_redirects=True, headers={"User-Agent": USER_AGENT},
-            limits=httpx.Limits(max_connections=max(1, settings.concurrency)),
+            limits=httpx2.Limits(max_connections=max(1, settings.concurrency)),
         )
         self._progress: Any = None
         self._task: Any = None
@@ -104,18 +100,18 @@ class Http:
 
     def post_json(self, url: str, body: dict[str, Any]) -> Any:
         """POST a JSON body once (a login: not retried, so a wrong password is not tried six times)."""
-        import httpx
+        import httpx2
 
         with self._lock:
             self.stats.requests += 1
         try:
             response = self.client.post(url, json=body)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise FetchError(f"{url}: {type(error).__name__}: {error}") from None
         try:
             self._check_status(response)
             return self._json_body(response, url)
-        except _Retry as problem:
+        except Retry as problem:
             raise FetchError(f"{url}: {problem.reason}", response.status_code) from None
 
     def __enter__(self) -> Http:
@@ -164,7 +160,7 @@ class Http:
         try:
             return json.loads(response.content)
         except ValueError as error:
-            raise _Retry(f"the answer is not complete JSON ({error})") from None
+            raise Retry(f"the answer is not complete JSON ({error})") from None
 
     def _note_rate_limit(self, headers: Any) -> None:
         """When the window's requests are used up, the next request waits until it resets."""
@@ -223,7 +219,7 @@ class Http:
             wait = retry_after(response.headers.get("retry-after"))
             if wait is None and status == 429:
                 wait = rate_limit_reset(response.headers)
-            raise _Retry(f"HTTP {status}", wait)
+            raise Retry(f"HTTP {status}", wait)
         if status >= 400:
             detail = _error_message(response)
             where = f"{response.request.url.copy_with(query=None)}: HTTP {status}"
@@ -231,48 +227,36 @@ class Http:
             raise kind(f"{where} {detail or response.reason_phrase}", status, detail)
 
     def _with_retries(self, url: str, attempt: Callable[[], Any]) -> Any:
-        import httpx
+        """`attempt` under the shared retry rule; what is left when it gives up is one FetchError."""
+        import httpx2
 
-        settings = self.settings
-        spent = 0.0  # seconds of tries and waits; the injected sleep counts as it claims
-        for number in range(settings.retries + 1):
+        def counted() -> Any:
             with self._lock:
                 self.stats.requests += 1
-            started = time.monotonic()
             try:
                 return attempt()
-            except _Retry as problem:
-                reason, wait = problem.reason, problem.wait
-            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+            except (httpx2.InvalidURL, httpx2.UnsupportedProtocol) as error:
                 raise FetchError(f"{url}: {error}") from None
-            except httpx.TransportError as error:  # refused, timed out, or the body was cut short
-                reason, wait = f"{type(error).__name__}: {error}", None
-            spent += time.monotonic() - started
-            if number == settings.retries:
-                raise FetchError(f"{url}: {reason} after {number + 1} tries")
-            if wait is None:  # no answer, or an error without a wait: our backoff, within the deadline
-                wait = settings.backoff * 2**number * (1 + random.random() / 4)
-                if spent + wait > settings.deadline:
-                    raise FetchError(f"{url}: {reason}; gave up after {spent:.0f} s of {number + 1} tries "
-                                     f"(the deadline is {settings.deadline:.0f} s; {DEADLINE_ENV} changes it)")
-            if wait > settings.max_wait:
-                raise FetchError(f"{url}: the server asks to wait {wait:.0f} s (Retry-After); "
-                                 "try again later")
+            except httpx2.TransportError as error:  # refused, timed out, or the body was cut short
+                raise Retry(f"{type(error).__name__}: {error}") from None
+
+        def note(reason: str, wait: float, tries: int) -> None:
             log.info("%s: %s; trying again in %.1f s", url, reason, wait)
             with self._lock:
                 self.stats.retries += 1
                 self.stats.waits.append(wait)
-            settings.sleep(wait)
-            spent += wait
-        raise AssertionError("unreachable")
 
-
-class _Retry(Exception):
-    """One try failed in a way worth trying again (after `wait` seconds, when the server said)."""
-
-    def __init__(self, reason: str, wait: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.wait = reason, wait
+        settings = self.settings
+        try:
+            return with_retries(counted, settings.retry_policy(), note)
+        except GaveUp as end:
+            if end.why == "wait":
+                raise FetchError(f"{url}: the server asks to wait {end.wait:.0f} s (Retry-After); "
+                                 "try again later") from None
+            if end.why == "deadline":
+                raise FetchError(f"{url}: {end.reason}; gave up after {end.spent:.0f} s of {end.tries} tries "
+                                 f"(the deadline is {settings.deadline:.0f} s; {DEADLINE_ENV} changes it)") from None
+            raise FetchError(f"{url}: {end.reason} after {end.tries} tries") from None
 
 
 def _error_message(response: Any) -> str:
@@ -295,19 +279,3 @@ def rate_limit_reset(headers: Any) -> float | None:
     if value and value.strip().isdigit():
         return max(0.0, float(value) - time.time())
     return None
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

@@ -60,16 +60,16 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
         zotrec sync -n 20 --collection-name "Recommended · ICML 2025" --format json
     """
     from recommender.features.dense import choose_features
-    from zotero_bridge.web.collection_path import parse_collection_path
-    from zotero_bridge.web.sync import SyncRequest, render_sync_report, run_sync
+    from zotero_bridge.sync.run import SyncRequest, render_sync_report, run_sync
+    from zotero_bridge.zotero_api.collection_path import parse_collection_path
 
     parse_collection_path(collection_name)
     features = choose_features(features)
     aggregation, model = scoring(aggregation, load_model(model_path, features))
     settings = source_settings(library_id, library_type, api_key, endpoint)
     if save_config:
-        from zotero_bridge.web.credentials import resolve_credentials
-        from zotero_bridge.web.credentials import save_config as store
+        from zotero_bridge.zotero_api.credentials import resolve_credentials
+        from zotero_bridge.zotero_api.credentials import save_config as store
 
         found = resolve_credentials(library_id, library_type, api_key, endpoint)
         log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,

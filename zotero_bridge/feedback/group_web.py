@@ -14,8 +14,8 @@ import logging
 from collections.abc import Mapping
 
 from zotero_bridge.feedback.memory import Memory
-from zotero_bridge.sources.web import Snapshot
-from zotero_bridge.web.client import WebSession
+from zotero_bridge.zotero_api.client import WebSession
+from zotero_bridge.zotero_api.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = 100

@@ -13,7 +13,7 @@ from typing import Any
 from zotero_bridge.errors import SourceError
 from zotero_bridge.feedback.fates import LibraryView, lift_children
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary
-from zotero_bridge.sources.web import collection_paths
+from zotero_bridge.zotero_api.collection_path import collection_paths
 
 DEFAULT_ENDPOINT = "http://localhost:23119/api"
 

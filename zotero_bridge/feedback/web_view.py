@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zotero_bridge.feedback.fates import LibraryView, lift_children
-from zotero_bridge.sources.web import Snapshot
-from zotero_bridge.web.client import WebSession
+from zotero_bridge.zotero_api.client import WebSession
+from zotero_bridge.zotero_api.snapshot import Snapshot
 
 PAGE_SIZE = 100
 KEYS_PER_REQUEST = 50

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from recommender.items import LibraryItem
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
-from zotero_bridge.sources.web import collection_paths
 from zotero_bridge.sources.zotero_json import item_from_zotero_json
+from zotero_bridge.zotero_api.collection_path import collection_paths
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,11 @@ from recommender.items import Paper, Recommendation
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
-from zotero_bridge.sources.web import library_read, open_session, sync_snapshot
-from zotero_bridge.web.client import WriteConflict
-from zotero_bridge.web.writeback import ApplyResult, Plan, Writer, is_ours, make_plan
+from zotero_bridge.sources.web import library_read, open_session
+from zotero_bridge.zotero_api.client import WriteConflict
+from zotero_bridge.zotero_api.snapshot import sync_snapshot
+from zotero_bridge.zotero_api.writeback import ApplyResult, Plan, is_ours, make_plan
+from zotero_bridge.zotero_api.writer import Writer
 
 log = logging.getLogger(__name__)
 

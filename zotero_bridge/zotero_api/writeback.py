@@ -1,37 +1,27 @@
-"""Write recommendations into a Zotero collection: plan (add / keep / remove), then apply it safely.
+"""What `sync` writes into a Zotero collection: the plan (add / keep / remove) and the item JSON; no transport.
 
 Rules: the collection is found by name or created once; new papers become `conferencePaper` items tagged
-`zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons, posted
-parent-then-note in batches of at most 50 objects; a paper already in the library is reused, not created
-again; papers that fell out of the top N leave the collection (never deleted) unless the user changed them
-since zotrec wrote them. Every write carries the library version it was planned on (a user's concurrent
-edit → 412 → the caller re-reads and re-plans) and a fresh Zotero-Write-Token (a retried batch is never
-applied twice). Plans only ever touch our collection's membership and the items zotrec created.
+`zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
+already in the library is reused, not created again; papers that fell out of the top N leave the collection
+(never deleted) unless the user changed them since zotrec wrote them. Plans only ever touch our collection's
+membership and the items zotrec created. Applying a plan is the writer's job (writer.py for the Web API).
 """
 
 from __future__ import annotations
 
 import html
-import logging
 import re
 import secrets
-import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recommender.items import Recommendation
 from recommender.text import doi_key, title_key, url_key
-from zotero_bridge.errors import BridgeError
-from zotero_bridge.sources.web import Snapshot
-from zotero_bridge.web.cache import WebCache, WrittenRecord
-from zotero_bridge.web.client import WebSession
-from zotero_bridge.web.collection_path import find_collection, parse_collection_path, resolve_collection_path
-
-log = logging.getLogger(__name__)
+from zotero_bridge.zotero_api.cache import WebCache, WrittenRecord
+from zotero_bridge.zotero_api.collection_path import find_collection
+from zotero_bridge.zotero_api.snapshot import Snapshot
 
 ZOTREC_TAG = "zotrec"
-MAX_OBJECTS_PER_WRITE = 50
-PARTIAL_FAILURE_RETRIES = 2
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
 _EXTRA_LINE = re.compile(r"^zotrec:\s*(\S+)", re.MULTILINE)
@@ -211,7 +201,7 @@ def paper_openreview_id(rec: Recommendation) -> str:
     return str(meta.get("openreview_id") or "") or openreview_id_of(str(meta.get("openreview_url") or ""))
 
 
-# ---- applying ---------------------------------------------------------------------------------------------
+# ---- the objects a writer sends ---------------------------------------------------------------------------
 def new_key() -> str:
     """A Zotero object key made here, so a paper and its note go in one request."""
     return "".join(secrets.choice(KEY_CHARS) for _ in range(8))
@@ -245,109 +235,3 @@ def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
             + (f"<p>From what you did with earlier recommendations:</p><ul>{learned}</ul>" if learned else ""))
     return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
             "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}
-
-
-class Writer:
-    """Applies one plan with one session; keeps the cache in step with every successful write."""
-
-    def __init__(self, session: WebSession, cache: WebCache, snapshot: Snapshot) -> None:
-        self.session, self.cache, self.snapshot = session, cache, snapshot
-        self.version = snapshot.version
-        self.result = ApplyResult()
-
-    def apply(self, plan: Plan, recs: Sequence[Recommendation]) -> ApplyResult:
-        collection = plan.collection_key or self._create_collection(plan.collection_name)
-        self.result.collection_key = collection
-        by_id = {rec.paper.id: rec for rec in recs}
-        pairs = []
-        for entry in plan.of("add"):
-            key = new_key()
-            pairs.append((paper_item(by_id[entry.corpus_id], collection, key),
-                          reasons_note(by_id[entry.corpus_id], key, new_key())))
-        for start in range(0, len(pairs), MAX_OBJECTS_PER_WRITE // 2):
-            chunk = pairs[start:start + MAX_OBJECTS_PER_WRITE // 2]
-            saved = self._post_items([o for pair in chunk for o in pair], "creating recommended papers")
-            made = [item for item, _ in chunk if item["key"] in saved]
-            self.result.created += len(made)
-            self.result.created_keys.update({corpus_id_of(item): item["key"] for item in made})
-            self._record(collection, [(item["key"], corpus_id_of(item), True) for item in made], saved)
-        self._membership(plan, collection)
-        return self.result
-
-    def _membership(self, plan: Plan, collection: str) -> None:
-        updates, records = [], []
-        for entry in plan.of("link", "remove"):
-            data = self.snapshot.items[entry.item_key]
-            current = [c for c in data.get("collections") or [] if c != collection]
-            wanted = current + [collection] if entry.action == "link" else current
-            updates.append({"key": entry.item_key, "version": data["version"], "collections": wanted})
-            records.append((entry.item_key, entry.corpus_id, is_ours(data)))
-        for start in range(0, len(updates), MAX_OBJECTS_PER_WRITE):
-            saved = self._post_items(updates[start:start + MAX_OBJECTS_PER_WRITE], "updating the collection")
-            done = [r for r in records[start:start + MAX_OBJECTS_PER_WRITE] if r[0] in saved]
-            self._record(collection, done, saved)
-            for key, _, _ in done:
-                linked = collection in saved[key].get("collections", [])
-                self.result.linked += linked
-                self.result.removed += not linked
-
-    def _record(self, collection: str, rows: list[tuple[str, str, bool]], saved: Mapping[str, dict]) -> None:
-        self.cache.record_written(WrittenRecord(collection, key, corpus_id, int(saved[key]["version"]), created)
-                                  for key, corpus_id, created in rows)
-
-    def _create_collection(self, name: str) -> str:
-        """Create the missing parts of the path `name` ('A/B': B inside A), parent first; returns the last key."""
-        found, missing = resolve_collection_path(self.snapshot.collections, parse_collection_path(name))
-        parent: str | bool = found[-1] if found else False
-        for part in missing:
-            result = self.session.post("collections", [{"name": part, "parentCollection": parent}],
-                                       "creating the collection", write_token=uuid.uuid4().hex,
-                                       library_version=self.version)
-            saved = self._absorb(result, "collections")
-            if not saved:
-                failure = next(iter(result.get("failed", {}).values()), {})
-                raise BridgeError(f"Zotero did not create the collection '{part}' of '{name}': "
-                                  f"{failure.get('message', 'no reason')}")
-            parent = next(iter(saved))
-        log.info("Created the collection '%s'.", name)
-        return str(parent)
-
-    def _post_items(self, objects: list[dict], what: str) -> dict[str, dict]:
-        """POST, re-sending (a bounded number of times) objects that came back in `failed` with a 5xx code;
-        a child note goes again with its parent. Returns the saved objects by key."""
-        saved: dict[str, dict] = {}
-        pending = list(objects)
-        for attempt in range(PARTIAL_FAILURE_RETRIES + 1):
-            result = self.session.post("items", pending, what, write_token=uuid.uuid4().hex,
-                                       library_version=self.version)
-            saved.update(self._absorb(result, "items"))
-            again: list[dict] = []
-            for index, failure in sorted((int(i), f) for i, f in (result.get("failed") or {}).items()):
-                obj, code = pending[index], int(failure.get("code") or 0)
-                transient = code >= 500 or obj.get("parentItem") in {o["key"] for o in again}
-                if transient and attempt < PARTIAL_FAILURE_RETRIES:
-                    again.append(obj)
-                    continue
-                label = obj.get("title") or ("note of " + str(obj.get("parentItem")) if obj.get("parentItem")
-                                             else obj.get("key"))
-                log.warning("Zotero refused '%s' (%s): %s", label, code, failure.get("message"))
-                self.result.failed.append(f"{label}: {failure.get('message')} ({code})")
-            if not again:
-                break
-            log.info("Zotero could not save %d objects this time; sending them again.", len(again))
-            pending = again
-        return saved
-
-    def _absorb(self, result: Mapping, kind: str) -> dict[str, dict]:
-        """Take the saved objects into the cache at the new library version (our write was the only change)."""
-        saved = {obj["key"]: obj["data"] for obj in (result.get("successful") or {}).values() if "data" in obj}
-        version = self.session.last_version or self.version
-        items = list(saved.values()) if kind == "items" else []
-        collections = list(saved.values()) if kind == "collections" else []
-        top_items = [d for d in items if not d.get("parentItem")]
-        self.cache.apply_changes(top_items, collections, (), (), version)
-        self.snapshot.items.update({d["key"]: d for d in top_items})
-        self.snapshot.collections.update({d["key"]: d for d in collections})
-        self.version = self.snapshot.version = version
-        return saved
-

@@ -2,7 +2,8 @@
 
 A blank name, or a path with a blank part ("A//B", "  "), is refused. Among several live collections with
 the same name under the same parent, the one zotrec wrote into before wins, then the oldest, so two runs
-that raced to create it converge on one.
+that raced to create it converge on one. `collection_paths` names every live collection by its path, as every
+reader (Web API, local API) shows it.
 """
 
 from __future__ import annotations
@@ -44,3 +45,24 @@ def resolve_collection_path(collections: Mapping[str, Mapping], parts: Sequence[
         parent = matches[0]["key"]
         found.append(parent)
     return found, []
+
+
+def collection_paths(collections: Mapping[str, Mapping]) -> dict[str, str]:
+    """key → 'Parent/Child' for every live collection (a parent in the trash or missing ends the path)."""
+    paths: dict[str, str] = {}
+
+    def path_of(key: str, seen: tuple[str, ...] = ()) -> str:
+        if key in paths:
+            return paths[key]
+        data = collections[key]
+        parent = data.get("parentCollection")
+        name = str(data.get("name") or key)
+        if parent and parent in collections and parent not in seen and not collections[parent].get("deleted"):
+            name = f"{path_of(parent, (*seen, key))}/{name}"
+        paths[key] = name
+        return name
+
+    for key, data in collections.items():
+        if not data.get("deleted"):
+            path_of(key)
+    return {key: path for key, path in paths.items() if not collections[key].get("deleted")}

@@ -1,6 +1,6 @@
 """One Zotero Web API session per command: a pyzotero client aimed at the right endpoint that counts its
-requests, honours `Backoff`/`Retry-After` with bounded waits, retries 429/5xx a bounded number of times,
-and turns failures into one-line BridgeErrors that never contain the API key.
+requests, honours `Backoff`/`Retry-After` with bounded waits, retries 429/5xx by the one retry rule
+(recommender/retry.py), and turns failures into one-line BridgeErrors that never contain the API key.
 
 Reads go through pyzotero's own calls. Writes are multi-object POSTs sent with pyzotero's HTTP client and
 headers, because zotrec must choose the `Zotero-Write-Token` (so a retried batch cannot be applied twice)
@@ -13,18 +13,18 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from recommender.corpus.http import default_deadline  # one deadline rule for every server
+from recommender.retry import RETRY_STATUS, GaveUp, Retry, RetryPolicy, retry_after, with_retries
 from zotero_bridge.errors import BridgeError
-from zotero_bridge.web.credentials import Credentials, redact
+from zotero_bridge.zotero_api.credentials import Credentials, redact
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 REQUEST_TIMEOUT_S = 20
+
+
 class ZoteroAccessError(BridgeError):
     """The key is wrong, lacks a permission, or the library does not exist."""
 
@@ -43,20 +43,8 @@ class _RetryableResponse(Exception):
         self.status = status
 
 
-@dataclass
-class RetryPolicy:
-    """How long zotrec waits and how often it tries: bounded, so a sync never hangs."""
-
-    attempts: int = 5
-    max_wait_s: float = 120.0
-    first_wait_s: float = 2.0
-    sleep: Callable[[float], None] = time.sleep
-    deadline_s: float | None = None  # per call, retries included (default: default_deadline())
-    clock: Callable[[], float] = time.monotonic
-
-
 def _transport_cause(error: Exception) -> str:
-    """'no answer (timed out)', 'connection refused', … from an httpx transport error."""
+    """'no answer (timed out)', 'connection refused', … from an httpx2 transport error."""
     import httpx2
 
     if isinstance(error, httpx2.TimeoutException):
@@ -82,11 +70,10 @@ class WebSession:
         self.last_version: int | None = None
         self._status: int | None = None
         self._body = ""
-        self._not_before = 0.0
+        self._not_before = 0.0  # time.time() before which the server asked us not to send (Backoff, Retry-After)
         self._asked_wait = 0.0
-        self._server_asked = False
         self._call_started = 0.0
-        self.deadline_s = self.policy.deadline_s or default_deadline()
+        self.deadline_s = self.policy.deadline_s
         client = httpx2.Client(follow_redirects=True, timeout=min(REQUEST_TIMEOUT_S, self.deadline_s),
                                event_hooks={"request": [self._on_request], "response": [self._on_response]})
         self.zot = zotero.Zotero(credentials.library_id, credentials.library_type, credentials.api_key,
@@ -127,12 +114,9 @@ class WebSession:
             self._body = text.splitlines()[0][:200] if text else ""
         asked = response.headers.get("Backoff") or response.headers.get("Retry-After")
         if asked:
-            try:
-                seconds = max(float(asked), 0.0)
-            except ValueError:
-                seconds = self.policy.first_wait_s
+            seconds = retry_after(asked)
+            seconds = self.policy.first_wait_s if seconds is None else seconds
             self._asked_wait = seconds
-            self._server_asked = True
             self._not_before = max(self._not_before, time.time() + seconds)
 
     # ---- waiting and retrying ---------------------------------------------------------------------------
@@ -142,24 +126,29 @@ class WebSession:
         if remaining <= 0:
             return
         if self._asked_wait > self.policy.max_wait_s:
-            raise ZoteroBusyError(
-                f"Zotero asked zotrec to wait {self._asked_wait:.0f} s (more than {self.policy.max_wait_s:.0f} s) "
-                f"while working on {self.credentials.describe()}; nothing more was sent, run it again later")
-        if self._server_asked:  # our own retry waits are announced by _schedule_retry with their cause
-            log.info("Zotero asked zotrec to slow down: waiting %.1f s", remaining)
+            raise self._too_long(self._asked_wait)
+        log.info("Zotero asked zotrec to slow down: waiting %.1f s", remaining)
         self.waited_s += remaining
         self.policy.sleep(remaining)
         self._not_before = 0.0
-        self._server_asked = False
+
+    def _too_long(self, seconds: float) -> ZoteroBusyError:
+        return ZoteroBusyError(
+            f"Zotero asked zotrec to wait {seconds:.0f} s (more than {self.policy.max_wait_s:.0f} s) "
+            f"while working on {self.credentials.describe()}; nothing more was sent, run it again later")
+
+    def _take_asked_wait(self) -> float | None:
+        """The rest of what the server asked us to wait (the retry rule waits it), or None."""
+        remaining = self._not_before - time.time()
+        self._not_before = 0.0
+        return remaining if remaining > 0 else None
 
     def call(self, what: str, function: Callable[..., T], *args: Any, write: bool = False, **kwargs: Any) -> T:
         """Run one API call with bounded retries on 429/5xx/network errors; other failures are raised."""
         import httpx2
         from pyzotero import errors as zerrors
 
-        clock = self.policy.clock
-        started = self._call_started = clock()
-        for attempt in range(1, self.policy.attempts + 1):
+        def attempt() -> T:
             self.zot.url_params = None  # pyzotero keeps a failed call's parameters otherwise
             self._status = None
             try:
@@ -173,29 +162,25 @@ class WebSession:
                 if not transport and status is not None and status < 300:  # an answer that is not Zotero's JSON
                     raise BridgeError(f"{self.credentials.endpoint} answered, but not with Zotero API data, while "
                                       f"{what} ({type(error).__name__}); is --endpoint the Zotero API?") from None
-                if not transport and status not in RETRYABLE_STATUS:
+                if not transport and status not in RETRY_STATUS:
                     raise self.error_for(status, what, write=write) from None
                 cause = f"HTTP {status}" if status and not transport else _transport_cause(error)
-                wait = self._next_wait(attempt)
-                if self._server_asked and self._asked_wait > self.policy.max_wait_s:
-                    self.wait_if_asked()  # raises: Zotero asked for more than we accept
-                elapsed = clock() - started
-                if attempt == self.policy.attempts or elapsed + wait >= self.deadline_s:
-                    raise ZoteroBusyError(f"Zotero kept failing ({cause}) while {what} for "
-                                          f"{self.credentials.describe()}; gave up after {attempt} tries in "
-                                          f"{elapsed:.0f} s") from None
-                log.info("%s while %s; retrying in %.0f s (%d of %d)", cause[0].upper() + cause[1:], what, wait,
-                         attempt, self.policy.attempts - 1)
-                self.wait_if_asked()
-        raise AssertionError("unreachable")
+                raise Retry(cause, self._take_asked_wait()) from None
 
-    def _next_wait(self, attempt: int) -> float:
-        """Seconds until the next try: what the server asked (Retry-After/Backoff), else our backoff."""
-        if self._not_before <= time.time():
-            self._asked_wait = min(self.policy.first_wait_s * 2 ** (attempt - 1), self.policy.max_wait_s)
-            self._not_before = time.time() + self._asked_wait
-            self._server_asked = False
-        return max(0.0, self._not_before - time.time())
+        def note(cause: str, wait: float, tries: int) -> None:
+            log.info("%s while %s; retrying in %.0f s (%d of %d)", cause[0].upper() + cause[1:], what, wait,
+                     tries, self.policy.attempts - 1)
+            self.waited_s += wait
+
+        self._call_started = self.policy.clock()
+        try:
+            return with_retries(attempt, self.policy, note)
+        except GaveUp as end:
+            if end.why == "wait":
+                raise self._too_long(end.wait or 0.0) from None
+            raise ZoteroBusyError(f"Zotero kept failing ({end.reason}) while {what} for "
+                                  f"{self.credentials.describe()}; gave up after {end.tries} tries in "
+                                  f"{end.spent:.0f} s") from None
 
     def error_for(self, status: int | None, what: str, *, write: bool = False) -> BridgeError:
         """The one-line error a user sees for a failed request (the key is never in it)."""
@@ -231,7 +216,7 @@ class WebSession:
         def send() -> Any:
             self.wait_if_asked()
             response = self.zot.client.post(url, content=json.dumps(payload), headers=headers)
-            if response.status_code in RETRYABLE_STATUS:
+            if response.status_code in RETRY_STATUS:
                 raise _RetryableResponse(response.status_code)
             return response
 

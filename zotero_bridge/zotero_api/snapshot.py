@@ -1,0 +1,122 @@
+"""The library as the Web API cache holds it (`Snapshot`), and the read that brings the cache up to the
+server's library version.
+
+The first read pages through `/items/top` and `/collections` (100 per request). Later reads ask only what
+changed since the cached library version: `/items/top?since=V&format=versions` (one request, and the only one
+when nothing changed), the changed items in batches of 50, `/collections?since=V` and `/deleted?since=V`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from zotero_bridge.errors import SourceError
+from zotero_bridge.zotero_api.cache import WebCache
+from zotero_bridge.zotero_api.client import WebSession
+from zotero_bridge.zotero_api.collection_path import collection_paths
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100
+KEYS_PER_REQUEST = 50
+MAX_SYNC_ROUNDS = 3
+PROGRESS_EVERY_PAGES = 10
+
+
+@dataclass
+class Snapshot:
+    """The library as of `version`: top-level item data (trash flagged) and collection data, by key."""
+
+    version: int
+    items: dict[str, dict] = field(default_factory=dict)
+    collections: dict[str, dict] = field(default_factory=dict)
+    full_read: bool = False
+    fetched: int = 0
+
+    def collection_paths(self) -> dict[str, str]:
+        """key → 'Parent/Child' for every collection not in the trash."""
+        return collection_paths(self.collections)
+
+
+def sync_snapshot(session: WebSession, cache: WebCache) -> Snapshot:
+    """Bring the cache up to the server's library version and return what it now holds."""
+    for _ in range(MAX_SYNC_ROUNDS):
+        since = cache.library_version
+        if since == 0:
+            snapshot = _full_read(session, cache)
+        else:
+            snapshot = _incremental_read(session, cache, since)
+        if snapshot is not None:
+            return snapshot
+    raise SourceError(f"{session.credentials.describe()} kept changing while zotrec read it; try again")
+
+
+def _objects(session: WebSession, what: str, answer: Any) -> list[dict]:
+    """A page of Zotero objects, each {'key', 'data': {…}}; anything else (an HTML page, a proxy's error
+    text, JSON of another shape) is one clear error, never a traceback or one 'item' per character."""
+    if not isinstance(answer, list) or not all(
+            isinstance(o, dict) and isinstance(o.get("data"), dict) and isinstance(o["data"].get("key"), str)
+            for o in answer):
+        raise SourceError(f"{session.credentials.endpoint} answered {what} with something that is not Zotero "
+                          f"API data ({type(answer).__name__}); is --endpoint the Zotero Web API?")
+    return answer
+
+
+def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tuple[list[dict], int]:
+    """Every page of a read, and the library version the first page reported (a safe sync point)."""
+    zot = session.zot
+    objects = _objects(session, what, session.call(what, first))
+    version = session.last_version or 0
+    total_header = zot.request.headers.get("Total-Results") if zot.request is not None else None
+    total = int(total_header) if total_header and str(total_header).isdigit() else 0
+    while zot.links and zot.links.get("next"):
+        objects.extend(_objects(session, what, session.call(what, zot.follow)))
+        if len(objects) % (PAGE_SIZE * PROGRESS_EVERY_PAGES) == 0:
+            log.info("…%s: %d of %d", what, len(objects), total)
+    return objects, version
+
+
+def _full_read(session: WebSession, cache: WebCache) -> Snapshot | None:
+    zot = session.zot
+    log.info("Reading %s from Zotero (first time: everything)…", session.credentials.describe())
+    items, version = _all_pages(session, "reading items", lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1))
+    collections, _ = _all_pages(session, "reading collections", lambda: zot.collections(limit=PAGE_SIZE))
+    if session.last_version != version:
+        log.info("The library changed while it was read; the next read picks up those changes.")
+    cache.replace_all([o["data"] for o in items], [o["data"] for o in collections], version)
+    log.info("Read %d items and %d collections (library version %d).", len(items), len(collections), version)
+    return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(items))
+
+
+def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snapshot | None:
+    zot = session.zot
+    changed = session.call("checking for changes", lambda: zot.top(since=since, format="versions",
+                                                                     includeTrashed=1, limit=None))
+    version = session.last_version or since
+    if version == since:
+        log.info("%s is unchanged since the last read (version %d).", session.credentials.describe(), since)
+        return Snapshot(since, cache.items(), cache.collections())
+    if not isinstance(changed, dict) or not all(isinstance(k, str) for k in changed):
+        raise SourceError(f"{session.credentials.endpoint} answered 'checking for changes' with something that is "
+                          "not Zotero API data; is --endpoint the Zotero Web API?")
+    keys = sorted(changed)
+    items: list[dict] = []
+    for start in range(0, len(keys), KEYS_PER_REQUEST):
+        batch = ",".join(keys[start:start + KEYS_PER_REQUEST])
+        items.extend(_objects(session, "reading changed items", session.call(
+            "reading changed items", lambda b=batch: zot.items(itemKey=b, includeTrashed=1, limit=KEYS_PER_REQUEST))))
+    collections, _ = _all_pages(session, "reading changed collections",
+                             lambda: zot.collections(since=since, limit=PAGE_SIZE))
+    deleted: Any = session.call("reading deletions", lambda: zot.deleted(since=since))
+    if not isinstance(deleted, dict) or not all(isinstance(deleted.get(k, []), list)
+                                                for k in ("items", "collections")):
+        raise SourceError(f"{session.credentials.endpoint} answered 'reading deletions' with something that is "
+                          "not Zotero API data; is --endpoint the Zotero Web API?")
+    cache.apply_changes([o["data"] for o in items], [o["data"] for o in collections],
+                        deleted.get("items", []), deleted.get("collections", []), version)
+    log.info("Updated %d items, %d collections, %d deletions (library version %d → %d).", len(items),
+             len(collections), len(deleted.get("items", [])) + len(deleted.get("collections", [])), since, version)
+    return Snapshot(version, cache.items(), cache.collections(), fetched=len(items))

@@ -87,8 +87,8 @@ def test_no_import_cycles():
 ROOMS: dict[str, tuple[str, ...]] = {
     "recommender": (),  # the vocabulary: items, errors, text, retry
     "recommender.formats": ("recommender",),
-    "recommender.corpus": ("recommender", "recommender.formats"),
     "recommender.features": ("recommender",),
+    "recommender.corpus": ("recommender", "recommender.formats", "recommender.features"),  # enrich: the one tf-idf
     "recommender.scoring": ("recommender", "recommender.features"),
     "recommender.collaborative": ("recommender", "recommender.features"),
     "recommender.batch": ("recommender", "recommender.formats", "recommender.scoring"),

@@ -11,6 +11,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -255,24 +256,22 @@ def test_the_api_key_never_shows(zotero_server, corpus_file):
     assert failing.exit_code == 1 and ZOTERO_WRITE_KEY not in failing.output + failing.stderr
 
 
-def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_server, corpus_file, shared, tmp_path):
-    from scipy import sparse
+def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_server, corpus_file):
+    from recommender.collaborative.dense_model import SHIPPED_MODEL
 
-    from recommender.collaborative.model import ALSSettings, train_collaborative
-
-    titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
-    saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
-    saves.data[:] = 1
-    train_collaborative(saves, titles, ALSSettings(factors=8, iterations=3, random_state=0)).save(tmp_path / "m.npz")
     common = ["--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url, "--corpus", str(corpus_file),
-              "-n", "5", "--features", "tfidf", "--model", str(tmp_path / "m.npz"), "--format", "json"]
+              "-n", "5", "--features", "dense", "--model", str(SHIPPED_MODEL), "--format", "json"]
     env = {"ZOTERO_API_KEY": ZOTERO_READ_KEY}
     planned = CliRunner().invoke(cli, ["sync", "--dry-run", *common], env=env)
     listed = CliRunner().invoke(cli, ["reading-list", "--library", "zotero:web", *common], env=env)
-    assert planned.exit_code == 0 and listed.exit_code == 0, planned.output + listed.output
+    content = CliRunner().invoke(cli, ["reading-list", "--library", "zotero:web", *common[:-4], "--model", "none",
+                                       "--format", "json"], env=env)
+    assert planned.exit_code == 0 and listed.exit_code == 0 and content.exit_code == 0, planned.output + listed.output
     adds = [(e["title"], e["score"]) for e in json.loads(planned.stdout)["plan"] if e["action"] == "add"]
-    assert adds == [(row["title"], row["score"]) for row in json.loads(listed.stdout)]
-    assert max(score for _, score in adds) > 1  # hybrid z-scores, not cosines: the model was used
+    assert [title for title, _ in adds] == [row["title"] for row in json.loads(listed.stdout)]
+    assert np.allclose([score for _, score in adds], [row["score"] for row in json.loads(listed.stdout)], rtol=1e-6)
+    # the model was used: its scores differ from the content-only fused ones
+    assert [row["score"] for row in json.loads(listed.stdout)] != [row["score"] for row in json.loads(content.stdout)]
 
 
 def test_sync_reads_the_corpus_through_the_prepared_cache(zotero_server, corpus_file):

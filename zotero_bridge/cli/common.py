@@ -50,7 +50,7 @@ def setup_logging(quiet: bool, verbose: bool) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
-    for noisy in ("httpx", "httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
+    for noisy in ("httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
 
 

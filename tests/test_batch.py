@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -128,41 +129,39 @@ def test_python_scorer_equals_recommender_including_owned_papers():
 
 
 @pytest.fixture
-def tiny_model(shared, tmp_path):
-    """A small collaborative model: ALS on random saves of 300 CiteULike titles, saved as .npz."""
-    from scipy import sparse
-
-    from recommender.collaborative.model import ALSSettings, train_collaborative
+def dense_model(shared):
+    """The shipped dense collaborative model, its path, and 300 CiteULike titles to make a library of."""
+    from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
-    saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")
-    saves.data[:] = 1
-    model = train_collaborative(saves, titles, ALSSettings(factors=8, iterations=3, random_state=0))
-    model.save(tmp_path / "model.npz")
-    return model, tmp_path / "model.npz", titles
+    return DenseCollaborativeModel.load(SHIPPED_MODEL), SHIPPED_MODEL, titles
 
 
-def test_python_scorer_equals_recommender_with_a_collaborative_model(tiny_model):
-    model, _, titles = tiny_model
-    recommender = Recommender(_seed_papers(), model=model)
+def test_python_scorer_equals_recommender_with_a_collaborative_model(dense_model):
+    model, _, titles = dense_model
+    recommender = Recommender(_seed_papers(), representation="dense", model=model)
     library = [LibraryItem(key=str(i), title=title) for i, title in enumerate(titles[:30])]
     scorer = BatchScorer(recommender, top_n=0)
     assert scorer.score(library) == recommender.recommend(library, top_n=0)
-    assert scorer.score(library) != BatchScorer(Recommender(_seed_papers()), top_n=0).score(library)
+    assert scorer.score(library) != BatchScorer(Recommender(_seed_papers(), representation="dense"),
+                                                top_n=0).score(library)
 
 
-def test_model_option_gives_reading_lists_hybrid_ranking(lab, tiny_model):
-    _, path, _ = tiny_model
-    result = score("--libraries", lab, "--model", path, "-n", 8, "--format", "jsonl")
+def test_model_option_gives_reading_lists_hybrid_ranking(lab, dense_model):
+    _, path, _ = dense_model
+    dense = ("--features", "dense", "--model", path)
+    result = score("--libraries", lab, *dense, "-n", 8, "--format", "jsonl")
     assert result.exit_code == 0, result.output
     users = by_user(jsonl_rows(result.stdout))
     for user in ("alice", "bob"):
         [library] = lab.glob(f"{user}.*")
-        listed = reading_list("--library", library, "--model", path, "-n", 8, "--format", "json")
+        listed = reading_list("--library", library, *dense, "-n", 8, "--format", "json")
         expected = json.loads(listed.stdout)
-        assert [(r["id"], r["score"], r["reasons"]) for r in users[user]] == \
-               [(e["id"], e["score"], e["reasons"]) for e in expected]
-    plain = by_user(jsonl_rows(score("--libraries", lab, "-n", 8, "--format", "jsonl").stdout))
+        assert [r["id"] for r in users[user]] == [e["id"] for e in expected]
+        assert [r["reasons"] for r in users[user]] == [e["reasons"] for e in expected]
+        assert np.allclose([r["score"] for r in users[user]], [e["score"] for e in expected], rtol=1e-6)
+    plain = by_user(jsonl_rows(score("--libraries", lab, "--features", "dense", "--model", "none", "-n", 8,
+                                     "--format", "jsonl").stdout))
     assert [r["score"] for r in plain["alice"]] != [r["score"] for r in users["alice"]]
 
 

@@ -225,12 +225,12 @@ def test_zotero_sqlite_never_crashes_slow(tmp_path_factory):
     _sqlite_case(tmp_path_factory, SLOW_CASES)
 
 
-MODEL_ARRAYS = ["format", "settings", "provenance", "map_columns", "map_weights", "map_intercept", "item_gram",
-                "fold_in_confidence", "blend_weight", "idf_columns", "idf_values", "idf_unseen"]
+MODEL_ARRAYS = ["format", "settings", "provenance", "encoder_id", "map_kind", "map_weights", "map_intercept",
+                "item_gram", "fold_in_confidence", "neighbour_vectors", "neighbour_factors"]
 arrays = st.one_of(st.integers(-5, 5).map(lambda n: [n]), st.lists(st.floats(allow_nan=True), max_size=6),
                    st.lists(st.lists(st.integers(-3, 40), min_size=2, max_size=2), max_size=3),
                    st.text(max_size=20), json_values.map(json.dumps),
-                   st.just("zotrec-collaborative-1"), st.just('{"factors": 2, "n_features": 64}'))
+                   st.just("zotrec-collaborative-dense-1"), st.just("knn"), st.just("ridge"), st.just('{"factors": 2}'))
 
 
 def _model_case(tmp_path_factory, cases):
@@ -238,7 +238,8 @@ def _model_case(tmp_path_factory, cases):
 
     import numpy as np
 
-    from recommender.collaborative.model import MODEL_FORMAT, CollaborativeModel
+    from recommender.collaborative.dense_model import DENSE_MODEL_FORMAT as MODEL_FORMAT
+    from recommender.collaborative.dense_model import DenseCollaborativeModel
 
     folder = tmp_path_factory.mktemp("model")
 
@@ -254,7 +255,7 @@ def _model_case(tmp_path_factory, cases):
     def run(data):
         path = folder / "model.npz"
         path.write_bytes(data)
-        _tolerated(lambda: CollaborativeModel.load(path))
+        _tolerated(lambda: DenseCollaborativeModel.load(path))
     run()
 
 

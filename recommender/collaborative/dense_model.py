@@ -178,16 +178,16 @@ class DenseCollaborativeModel:
         """Read a model written by `save`; anything else is a clear one-line error."""
         try:
             with np.load(Path(path), allow_pickle=False) as data:
-                if "format" not in data or str(data["format"]) != DENSE_MODEL_FORMAT:
+                if "format" not in data or _text(data, "format") != DENSE_MODEL_FORMAT:
                     raise InputError(f"not a dense zotrec model (expected format {DENSE_MODEL_FORMAT})", path=path)
-                kind = str(data["map_kind"])
+                kind = _text(data, "map_kind")
                 if kind not in MAPS:
                     raise InputError(f"unknown map kind '{kind}' (expected {', '.join(MAPS)})", path=path)
                 knn = kind == "knn"
                 if knn and not {"neighbour_vectors", "neighbour_factors"} <= set(data.files):
                     raise KeyError("neighbour_vectors")
                 model = cls(
-                    settings=ALSSettings(**json.loads(str(data["settings"]))),
+                    settings=ALSSettings(**json.loads(_text(data, "settings"))),
                     map_kind=kind,
                     map_weights=None if knn else data["map_weights"].astype(np.float32),
                     map_intercept=None if knn else data["map_intercept"].astype(np.float32),
@@ -195,13 +195,21 @@ class DenseCollaborativeModel:
                     neighbour_factors=None,
                     item_gram=data["item_gram"].astype(np.float64),
                     fold_in_confidence=float(data["fold_in_confidence"]),
-                    encoder_id=str(data["encoder_id"]),
-                    provenance=json.loads(str(data["provenance"])),
+                    encoder_id=_text(data, "encoder_id"),
+                    provenance=json.loads(_text(data, "provenance")),
                     _source=Path(path) if knn else None,
                 )
                 return model
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=path) from None
+
+
+def _text(data, name: str) -> str:
+    """A text field of a model file (a 0-d string array); anything else is a damaged file."""
+    value = data[name]
+    if value.ndim != 0 or value.dtype.kind != "U":
+        raise ValueError(f"field '{name}' is not a text")
+    return str(value)
 
 
 def train_dense_collaborative(

@@ -282,24 +282,29 @@ def load_model(model_path: str | None, features: str | None = None):
              f"Hybrid scoring with the collaborative part shipped with zotrec (trained on "
              f"{model.provenance.get('data', 'unknown data')}; --model none turns it off).")
         return model
-    import numpy as np
-
-    from recommender.collaborative.dense_model import DENSE_MODEL_FORMAT, DenseCollaborativeModel
+    from recommender.collaborative.dense_model import DenseCollaborativeModel
+    from recommender.errors import InputError
 
     try:
-        with np.load(model_path, allow_pickle=False) as data:
-            dense = "format" in data and str(data["format"]) == DENSE_MODEL_FORMAT
-    except (OSError, ValueError, EOFError) as error:
-        raise click.ClickException(f"{model_path}: cannot read the model ({error})") from None
-    if not dense:
-        raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
-                                   f"zotrec no longer scores with; train a new one with `zotrec train`")
+        model = DenseCollaborativeModel.load(model_path)
+    except InputError as error:
+        if "not a dense zotrec model" in str(error) and _is_tfidf_model(model_path):
+            raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
+                                       f"zotrec no longer scores with; train a new one with `zotrec train`") from None
+        raise
     if features not in ("dense", "hybrid"):
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
-    model = DenseCollaborativeModel.load(model_path)
     note(f"hybrid with {model_path}",
          f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
+
+
+def _is_tfidf_model(path) -> bool:
+    """A model file of the retired tf-idf kind (its format name, zotrec-collaborative-1)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as data:
+        return "format" in data and data["format"].ndim == 0 and str(data["format"]) == "zotrec-collaborative-1"
 
 
 def scoring(aggregation: str, model):

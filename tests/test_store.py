@@ -344,3 +344,22 @@ def test_cache_and_data_folders_are_private_under_umask_zero(tmp_path, monkeypat
         path.name: 0o700 for path in made if path.is_dir()}
     assert {path.name: mode(path) for path in made if path.is_file()} == {
         path.name: 0o600 for path in made if path.is_file()}
+
+
+def test_the_history_and_the_web_cache_follow_the_folders_and_are_private(tmp_path, monkeypatch):
+    from zotero_bridge.feedback.memory import Memory
+    from zotero_bridge.web.cache import WebCache, cache_path
+
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
+    old = os.umask(0)
+    try:
+        Memory().close()
+        path = cache_path("https://api.zotero.org", "user", "1")
+        WebCache(path).close()
+    finally:
+        os.umask(old)
+    assert (tmp_path / "data" / "history.sqlite").is_file() and path.parent == tmp_path / "cache" / "zotero-web"
+    assert mode(tmp_path / "data") == mode(tmp_path / "cache") == mode(path.parent) == 0o700
+    assert mode(tmp_path / "data" / "history.sqlite") == mode(path) == 0o600
+

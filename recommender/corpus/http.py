@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from recommender.errors import RecommenderError
+from recommender.store import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +207,7 @@ class Http:
             resumed = response.status_code == 206
             if not resumed:
                 validator = response.headers.get("etag") or response.headers.get("last-modified")
-                part.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(part.parent)
                 if validator:
                     validator_file.write_text(validator)
                 else:

@@ -151,7 +151,7 @@ def test_runs_preparing_the_same_corpus_at_once_leave_one_whole_entry(tmp_path):
     entry = prep.PreparedCorpus(papers, {"size": 50, "doi": {}, "url": {}, "title": {}}, matrix, {})
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda _: prep.store_prepared("k1", entry, tmp_path), range(16)))
-    assert [path.name for path in tmp_path.iterdir()] == ["corpus-k1.npz"]  # no half-written files left behind
+    assert [path.name for path in tmp_path.iterdir()] == ["corpus-k1.npz"]  # no half-written files left
     loaded = prep.load_prepared("k1", tmp_path)
     assert loaded.papers == papers and loaded.matrix.tobytes() == matrix.tobytes()
 

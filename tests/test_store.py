@@ -26,7 +26,10 @@ def read_only(folder: Path):
     immutable = False
     try:
         if os.access(folder, os.W_OK):
-            immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+            try:
+                immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+            except OSError:  # no chattr here
+                immutable = False
             if not immutable or os.access(folder, os.W_OK):
                 pytest.skip("cannot make a folder read-only for this user")
         yield folder
@@ -251,6 +254,20 @@ def test_names_and_keys_cannot_reach_outside_the_folder(tmp_path):
     for name, key in [("../x", "k"), ("v", "../../k"), ("V", "k"), ("v", "")]:
         with pytest.raises(ValueError):
             Store(tmp_path).path(name, key)
+
+
+def test_the_prepared_corpus_key_comes_from_the_data_and_the_format_version(tmp_path, monkeypatch):
+    from recommender.scoring import prepared
+
+    (tmp_path / "a").mkdir()
+    for path, text in [(tmp_path / "one.jsonl", "x"), (tmp_path / "a" / "one.jsonl", "x"), (tmp_path / "two.jsonl", "y")]:
+        path.write_text(text)
+    key = prepared.prepared_key([tmp_path / "one.jsonl"], "dense", "m", "1.0")
+    assert prepared.prepared_key([tmp_path / "a" / "one.jsonl"], "dense", "m", "1.0") == key  # not the path
+    assert prepared.prepared_key([tmp_path / "two.jsonl"], "dense", "m", "1.0") != key
+    assert prepared.prepared_key([tmp_path / "one.jsonl"], "dense", "m", "1.1") != key
+    monkeypatch.setattr(prepared, "FORMAT_VERSION", prepared.FORMAT_VERSION + 1)
+    assert prepared.prepared_key([tmp_path / "one.jsonl"], "dense", "m", "1.0") != key
 
 
 # ---- digest -----------------------------------------------------------------------------------------------

@@ -151,7 +151,8 @@ class EmbeddingCache:
         """The cache as it is, in a folder this run cannot write to (nobody can change it meanwhile)."""
         if not self.path.is_file() or self.path.is_symlink():
             return None
-        for options in ("mode=ro", "mode=ro&immutable=1"):  # with what a killed run left in its -wal, else without
+        # with what a killed run left in its -wal and -shm, else the file alone
+        for options in ("mode=ro", "mode=ro&immutable=1"):
             try:
                 connection = sqlite3.connect(f"{self.path.absolute().as_uri()}?{options}", uri=True,
                                              isolation_level=None)

@@ -14,7 +14,6 @@ last one wins).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -23,7 +22,7 @@ import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
 from recommender.scoring.prepared import factors_name
-from recommender.store import Store, cache_dir
+from recommender.store import Store, cache_dir, digest
 
 FORMAT_VERSION = 2  # 2: kept by recommender.store as library-<key>.npz
 KEEP_STATES = 16  # libraries kept (the least recently used beyond these are removed)
@@ -71,7 +70,7 @@ class IncrementalScorer:
 
     def _key(self, hashes: Sequence[bytes]) -> str:
         # Named by the context and the library's first text: a library keeps its file while it grows.
-        return hashlib.sha256(self.context.encode() + (hashes[0] if hashes else b"")).hexdigest()[:32]
+        return digest(FORMAT_VERSION, self.context, hashes[0] if hashes else b"")
 
     def score(self, texts: Sequence[str], representation, corpus_rows: np.ndarray, aggregation: str, *,
               budget_mb: float | None = None, release=None) -> tuple[np.ndarray, TopValues]:
@@ -159,8 +158,8 @@ class IncrementalScorer:
         if self._run is None or not self._changed:
             return
         run = self._run
-        self._store.save("library", run.key, _arrays(run.hashes, run.rows, run.best, self._signals, self._values,
-                                                     self._items))
+        arrays = _arrays(run.hashes, run.rows, run.best, self._signals, self._values, self._items)
+        self._store.save("library", run.key, arrays)
         self._run, self._changed = None, False
 
 
@@ -218,7 +217,7 @@ def _parse(data: dict) -> _Kept | None:
 
 
 def _arrays(hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray, signals: dict[str, np.ndarray],
-            values: dict[str, tuple[bytes, np.ndarray]], items: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            values: dict[str, tuple[bytes, np.ndarray]], items: dict[str, np.ndarray]) -> dict:
     """This run's state as the arrays of its file."""
     return {"format_version": np.array(FORMAT_VERSION),
             "hashes": np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),

@@ -1,11 +1,10 @@
 """The prepared-corpus cache: a corpus's cleaned papers, identity keys and feature matrix, stored once.
 
-Reading and cleaning the same corpus file, and looking its 3,330 vectors up one by one, cost every
-run about half a second. Here they are stored after the first run under a key made of FORMAT_VERSION,
-the corpus files' bytes, the representation and its model id and the zotrec version, so any change to
-them is a new entry (stale entries are pruned). An entry is one `corpus-<key>.npz` in the store
-(recommender/store/): papers and keys as JSON bytes, the matrix as float32, read with
-allow_pickle=False; a damaged entry is a miss (rebuilt), never an error.
+Reading and cleaning the same corpus file, and looking its vectors up one by one, would be most of a
+warm run. Here they are stored after the first run under a key made of FORMAT_VERSION, the corpus
+files' bytes, the representation, its model id and the zotrec version, so any change to them is a new
+entry (stale entries are pruned). An entry is one `corpus-<key>.npz` in the store (recommender/store/):
+papers and keys as JSON bytes, the matrix as float32; a damaged entry is a miss (rebuilt), never an error.
 """
 
 from __future__ import annotations
@@ -66,7 +65,8 @@ def _parse(arrays: dict) -> PreparedCorpus:
     papers = [Paper(**{**row, "authors": tuple(row["authors"])}) for row in index["papers"]]
     if keys.get("size") != len(papers):
         raise ValueError("keys of another corpus")
-    if matrix is not None and (matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[0] != len(papers)):
+    if matrix is not None and (matrix.dtype != np.float32 or matrix.ndim != 2
+                               or matrix.shape[0] != len(papers)):
         raise ValueError(f"matrix of shape {matrix.shape} for {len(papers)} papers")
     return PreparedCorpus(papers, keys, matrix, index.get("notes", {}))
 
@@ -79,8 +79,8 @@ def load_prepared(key: str, folder: Path | None = None) -> PreparedCorpus | None
 def store_prepared(key: str, prepared: PreparedCorpus, folder: Path | None = None) -> None:
     """Store an entry; metadata JSON cannot hold means this corpus is prepared every run."""
     try:
-        index = json.dumps({"papers": [_paper_row(paper) for paper in prepared.papers], "notes": prepared.notes},
-                           ensure_ascii=False).encode("utf-8")
+        rows = [_paper_row(paper) for paper in prepared.papers]
+        index = json.dumps({"papers": rows, "notes": prepared.notes}, ensure_ascii=False).encode("utf-8")
         keys = json.dumps(prepared.keys).encode("utf-8")
     except (TypeError, ValueError) as error:
         log.debug("prepared corpus not stored: %s", error)

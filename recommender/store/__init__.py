@@ -20,5 +20,5 @@ from recommender.store.keys import digest
 from recommender.store.memo import Store
 from recommender.store.paths import CACHE_DIR_ENV, DATA_DIR_ENV, cache_dir, data_dir, private_dir
 
-__all__ = ["CACHE_DIR_ENV", "DATA_DIR_ENV", "Damaged", "Store", "cache_dir", "data_dir", "digest", "private_dir",
-           "read_npz", "write_bytes", "write_npz"]
+__all__ = ["CACHE_DIR_ENV", "DATA_DIR_ENV", "Damaged", "Store", "cache_dir", "data_dir", "digest",
+           "private_dir", "read_npz", "write_bytes", "write_npz"]

@@ -55,7 +55,8 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFoundError(path) from None
     except OSError as error:
-        raise Damaged("a link, not a file" if os.path.islink(path) else error.strerror or str(error)) from None
+        link = os.path.islink(path)
+        raise Damaged("a link, not a file" if link else error.strerror or str(error)) from None
     try:
         with os.fdopen(descriptor, "rb") as stream:
             if os.fstat(stream.fileno()).st_size == 0:

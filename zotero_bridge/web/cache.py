@@ -43,7 +43,7 @@ class WrittenRecord:
 
 def cache_path(endpoint: str, library_type: str, library_id: str, cache_dir: Path | None = None) -> Path:
     """One file per endpoint and library, e.g. ~/.cache/zotrec/zotero-web/user-123-1a2b3c4d.sqlite."""
-    from recommender.store import cache_dir as default_cache_dir  # $ZOTREC_CACHE_DIR, else the user cache folder
+    from recommender.store import cache_dir as default_cache_dir  # $ZOTREC_CACHE_DIR, else the user's
 
     folder = Path(cache_dir) if cache_dir else default_cache_dir() / "zotero-web"
     digest = hashlib.sha256(endpoint.rstrip("/").encode()).hexdigest()[:8]

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recommender.features.cache import CACHE_DIR_ENV, CACHE_FILE, EmbeddingCache, cache_dir, text_hash
+from recommender.features.cache import CACHE_FILE, EmbeddingCache, text_hash
+from recommender.store import CACHE_DIR_ENV, cache_dir
 from tests.test_store import read_only
 
 REPO = Path(__file__).resolve().parents[1]

@@ -178,7 +178,7 @@ def test_memo_computes_once_then_reads_and_keeps_the_kind_of_value(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["empty", "cut", "unreadable"])
-def test_a_damaged_empty_or_unreadable_entry_is_rebuilt_with_one_notice(tmp_path, caplog, damage):
+def test_a_damaged_empty_or_unreadable_entry_is_rebuilt_with_one_notice(tmp_path, caplog, monkeypatch, damage):
     store = Store(tmp_path)
     store.memo("v", "k", lambda: np.arange(3.0))
     path = store.path("v", "k")
@@ -188,12 +188,21 @@ def test_a_damaged_empty_or_unreadable_entry_is_rebuilt_with_one_notice(tmp_path
         path.write_bytes(path.read_bytes()[:40])
     else:
         path.chmod(0)
-        if os.access(path, os.R_OK):
-            pytest.skip("runs as a user who reads every file")
+        if os.access(path, os.R_OK):  # a user who reads every file (root): the reader is refused all the same
+            real_open = os.open
+
+            def refuse(name, flags, *args):
+                if Path(name) == path and not flags & os.O_CREAT:
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(name))
+                return real_open(name, flags, *args)
+
+            monkeypatch.setattr(os, "open", refuse)
     with caplog.at_level(logging.WARNING):
         assert np.array_equal(store.memo("v", "k", lambda: np.arange(3.0)), np.arange(3.0))
+        monkeypatch.undo()
         assert np.array_equal(store.memo("v", "k", lambda: pytest.fail("not stored again")), np.arange(3.0))
     assert len(caplog.records) == 1 and "is damaged" in caplog.text and str(path) in caplog.text
+    assert mode(path) == 0o600
 
 
 def test_a_read_only_folder_is_read_and_said_once_without_damage_or_advice(tmp_path, caplog):

@@ -24,10 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recommender.store import CACHE_DIR_ENV, cache_dir, private_dir
-from recommender.store import notices
-
-__all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "EmbeddingCache", "cache_dir", "text_hash"]
+from recommender.store import cache_dir, notices, private_dir
 
 log = logging.getLogger(__name__)
 

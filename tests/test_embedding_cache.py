@@ -207,6 +207,27 @@ def test_a_new_cache_file_is_private(tmp_path):
     assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)
 
 
+def test_a_read_only_cache_file_is_read_not_rebuilt(tmp_path, caplog, monkeypatch):
+    path = tmp_path / "e.sqlite3"
+    writer = EmbeddingCache(path)
+    writer.store("m", {text_hash("a"): vector(0)})
+    writer.close()
+    path.chmod(0o400)
+    real_open = os.open
+
+    def refuse(name, flags, *args):  # for a user who writes every file (root), as for the others
+        if Path(name) == path and flags & os.O_RDWR:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with caplog.at_level(logging.WARNING):
+        cache = EmbeddingCache(path)
+        assert set(cache.lookup("m", [text_hash("a"), text_hash("b")], DIM)) == {text_hash("a")}
+        cache.store("m", {text_hash("b"): vector(1)})
+    assert len(caplog.records) == 1 and "cannot be written" in caplog.text and "damaged" not in caplog.text
+
+
 @pytest.mark.parametrize("closed", [True, False])  # False: the last writer left its -wal and -shm
 def test_a_read_only_cache_folder_is_read_and_said_once(tmp_path, caplog, closed):
     """Good vectors in a folder the run cannot write: used as they are, one notice naming the folder,

@@ -53,7 +53,7 @@ def _files(path: Path) -> list[Path]:
 def _private_file(path: Path) -> None:
     """The cache file (made if missing) and its -wal and -shm, the user's alone (library texts' hashes
     and vectors are library data): links there are removed, never followed; an unreadable file is
-    replaced."""
+    replaced, a read-only one is a PermissionError."""
     for name in _files(path):
         if name.is_symlink():
             log.warning("%s was a link, not a file: it is replaced", name)
@@ -61,6 +61,8 @@ def _private_file(path: Path) -> None:
     try:
         descriptor = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
     except PermissionError as error:
+        if os.access(path, os.R_OK):
+            raise  # a read-only cache file: read as it is
         notices.damaged("embedding cache", path, error)
         path.unlink()
         descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW, 0o600)

@@ -385,10 +385,10 @@ def test_score_reads_the_corpus_through_the_prepared_cache(lab, tmp_path):
 
     first = score("--libraries", lab, "-n", "3", "--out", tmp_path / "one.csv")
     assert first.exit_code == 0, first.output
-    entries = [path for path in prepared_dir().iterdir() if not path.name.startswith(".")]
-    assert len(entries) == 1 and (entries[0] / "papers.json").is_file()
-    stamp = (entries[0] / "papers.json").stat().st_mtime_ns
+    entries = list(prepared_dir().glob("corpus-*.npz"))
+    assert len(entries) == 1
+    stamp = entries[0].stat().st_ino  # a rebuilt entry is a new file
     second = score("--libraries", lab, "-n", "3", "--out", tmp_path / "two.csv")
     assert second.exit_code == 0, second.output
-    assert (entries[0] / "papers.json").stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert entries[0].stat().st_ino == stamp  # read, not rebuilt
     assert (tmp_path / "one.csv").read_text(encoding="utf-8") == (tmp_path / "two.csv").read_text(encoding="utf-8")

@@ -116,3 +116,18 @@ def test_info_on_a_plain_file_uses_its_counts(tmp_path):
 def test_list_with_nothing_stored_says_how_to_fetch():
     result = CliRunner().invoke(cli, ["corpus", "list"])
     assert result.exit_code == 0 and "zotrec corpus fetch icml2025" in result.output
+
+
+def test_stored_corpora_are_private_under_umask_zero(data_dir):
+    import os
+    import stat
+
+    from recommender.corpus.store import save_corpus, stored_path
+
+    old = os.umask(0)
+    try:
+        saved = save_corpus("mine", [{"id": "a", "title": "T"}], {})
+    finally:
+        os.umask(old)
+    assert saved == stored_path("mine") and stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert stat.S_IMODE(data_dir.stat().st_mode) == stat.S_IMODE(saved.parent.stat().st_mode) == 0o700

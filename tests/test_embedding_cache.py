@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recommender.features.cache import CACHE_DIR_ENV, CACHE_FILE, EmbeddingCache, cache_dir, text_hash
+from recommender.features.cache import CACHE_FILE, EmbeddingCache, text_hash
+from recommender.store import CACHE_DIR_ENV, cache_dir
+from tests.test_store import read_only
 
 REPO = Path(__file__).resolve().parents[1]
 DIM = 8
@@ -136,15 +139,30 @@ def test_a_writer_killed_mid_transaction_leaves_a_usable_cache(tmp_path):
     assert cache.count("m") == 2
 
 
-def test_a_broken_cache_file_costs_speed_not_results(tmp_path, caplog):
+def test_a_broken_cache_file_is_rebuilt_with_one_notice(tmp_path, caplog):
     path = tmp_path / "broken.sqlite3"
     path.write_bytes(b"this is not a database" * 100)
     cache = EmbeddingCache(path)
     with caplog.at_level(logging.WARNING):
         assert cache.lookup("m", [text_hash("a")], DIM) == {}
         cache.store("m", {text_hash("a"): vector(0)})  # no exception
-    assert "delete the file" in caplog.text
-    assert sum("embedding cache" in record.message for record in caplog.records) == 1
+        assert set(cache.lookup("m", [text_hash("a")], DIM)) == {text_hash("a")}  # rebuilt, in use
+    assert [record.message for record in caplog.records if "embedding cache" in record.message] == [
+        f"embedding cache {path} is damaged (file is not a database): it is rebuilt"]
+    assert "delete" not in caplog.text
+
+
+def test_an_unreadable_cache_file_is_rebuilt(tmp_path, caplog):
+    path = tmp_path / "e.sqlite3"
+    EmbeddingCache(path).store("m", {text_hash("a"): vector(0)})
+    path.chmod(0)
+    if os.access(path, os.R_OK):
+        pytest.skip("runs as a user who reads every file")
+    with caplog.at_level(logging.WARNING):
+        cache = EmbeddingCache(path)
+        cache.store("m", {text_hash("b"): vector(1)})
+        assert set(cache.lookup("m", [text_hash("a"), text_hash("b")], DIM)) == {text_hash("b")}
+    assert caplog.text.count("is damaged") == 1
 
 
 def test_an_unwritable_cache_location_is_a_warning(tmp_path, caplog):
@@ -154,7 +172,7 @@ def test_an_unwritable_cache_location_is_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         cache.store("m", {text_hash("a"): vector(0)})
         assert cache.lookup("m", [text_hash("a")], DIM) == {}
-    assert "cannot be opened" in caplog.text
+    assert "cannot be written" in caplog.text and "damaged" not in caplog.text
 
 
 def test_fill_writes_cached_rows_in_place_and_says_which(tmp_path):
@@ -186,4 +204,97 @@ def test_a_new_cache_file_is_private(tmp_path):
     cache = EmbeddingCache(tmp_path / "sub" / "c.sqlite3")
     cache.store("m", {text_hash("a"): np.zeros(4, dtype=np.float32)})
     files = list((tmp_path / "sub").iterdir())
+    assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)
+
+
+def test_a_read_only_cache_file_is_read_not_rebuilt(tmp_path, caplog, monkeypatch):
+    path = tmp_path / "e.sqlite3"
+    writer = EmbeddingCache(path)
+    writer.store("m", {text_hash("a"): vector(0)})
+    writer.close()
+    path.chmod(0o400)
+    real_open = os.open
+
+    def refuse(name, flags, *args):  # for a user who writes every file (root), as for the others
+        if Path(name) == path and flags & os.O_RDWR:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with caplog.at_level(logging.WARNING):
+        cache = EmbeddingCache(path)
+        assert set(cache.lookup("m", [text_hash("a"), text_hash("b")], DIM)) == {text_hash("a")}
+        cache.store("m", {text_hash("b"): vector(1)})
+    assert len(caplog.records) == 1 and "cannot be written" in caplog.text and "damaged" not in caplog.text
+
+
+@pytest.mark.parametrize("closed", [True, False])  # False: the last writer left its -wal and -shm
+def test_a_read_only_cache_folder_is_read_and_said_once(tmp_path, caplog, closed):
+    """Good vectors in a folder the run cannot write: used as they are, one notice naming the folder,
+    never "damaged" nor advice to delete."""
+    folder = tmp_path / "cache"
+    writer = EmbeddingCache(folder / CACHE_FILE)
+    writer.store("m", {text_hash("a"): vector(0)})
+    if closed:
+        writer.close()
+    assert (folder / (CACHE_FILE + "-wal")).exists() != closed
+    with read_only(folder), caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            cache = EmbeddingCache(folder / CACHE_FILE)
+            found = cache.lookup("m", [text_hash("a"), text_hash("b")], DIM)
+            cache.store("m", {text_hash("b"): vector(1)})
+            assert set(found) == {text_hash("a")}
+            np.testing.assert_array_equal(found[text_hash("a")], vector(0))
+    assert len(caplog.records) == 1 and str(folder) in caplog.text and "cannot be written" in caplog.text
+    assert "damaged" not in caplog.text and "delete" not in caplog.text
+
+
+def test_a_full_disk_stops_storing_with_one_notice(tmp_path, caplog, monkeypatch):
+    cache = EmbeddingCache(tmp_path / "c" / CACHE_FILE)
+    cache.store("m", {text_hash("a"): vector(0)})
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    calls = []
+
+    def table(*args, **kwargs):
+        calls.append(1)
+        raise full
+
+    monkeypatch.setattr(cache, "_table", table)
+    with caplog.at_level(logging.WARNING):
+        for index in range(5):
+            cache.store("m", {text_hash(str(index)): vector(index)})
+    assert len(calls) == 1  # no retry storm
+    assert len(caplog.records) == 1 and "cannot be written (database or disk is full)" in caplog.text
+    monkeypatch.undo()
+    assert set(cache.lookup("m", [text_hash("a")], DIM)) == {text_hash("a")}  # still read
+
+
+def test_private_under_umask_zero_and_links_are_not_followed(tmp_path):
+    """Folders 0700 and files 0600 whatever the umask; a link where the cache file should be is
+    replaced, the file it pointed to left untouched (not written, not chmod-ed)."""
+    import stat
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine")
+    outside.chmod(0o644)
+    root = tmp_path / "new" / "cache"
+    root.mkdir(parents=True)
+    root.chmod(0o777)
+    (root / CACHE_FILE).symlink_to(outside)
+    old = os.umask(0)
+    try:
+        cache = EmbeddingCache(root / "deeper" / CACHE_FILE)
+        cache.store("m", {text_hash("a"): vector(0)})
+        cache.close()
+        linked = EmbeddingCache(root / CACHE_FILE)
+        linked.store("m", {text_hash("a"): vector(0)})
+        linked.close()
+    finally:
+        os.umask(old)
+    assert outside.read_text() == "mine" and stat.S_IMODE(outside.stat().st_mode) == 0o644
+    assert not (root / CACHE_FILE).is_symlink()
+    assert stat.S_IMODE((root / "deeper").stat().st_mode) == 0o700
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # group and other write taken away
+    files = [*root.glob("*.sqlite3*"), *(root / "deeper").iterdir()]
     assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)

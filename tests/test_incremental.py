@@ -128,12 +128,12 @@ def test_prepared_corpus_round_trips_and_survives_damage(tmp_path, caplog, monke
     assert second.matrix.tobytes() == first.matrix.tobytes()
     assert second.notes == {"skipped": [["corpus.jsonl:3", "no title"]]}
     assert CorpusKeys.from_json(second.keys).owned([LibraryItem(key="x", title="flows b")]).tolist() == [True, False]
-    entry = cache / "prepared" / key
-    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in entry.iterdir())
+    entry = cache / "prepared" / f"corpus-{key}.npz"
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600 and stat.S_IMODE(entry.parent.stat().st_mode) == 0o700
     corpus.write_text('{"id": "a", "title": "T2"}\n', encoding="utf-8")  # new content: a new entry
     assert build(papers)[1] != key and len(calls) == 2
     corpus.write_text('{"id": "a", "title": "T"}\n', encoding="utf-8")
-    (entry / "matrix.npy").write_bytes(b"\x93NUMPY broken")
+    entry.write_bytes(entry.read_bytes()[:-100])  # cut short
     with caplog.at_level(logging.WARNING):
         again, _ = build(papers)
     assert "damaged" in caplog.text and len(calls) == 3
@@ -151,7 +151,7 @@ def test_runs_preparing_the_same_corpus_at_once_leave_one_whole_entry(tmp_path):
     entry = prep.PreparedCorpus(papers, {"size": 50, "doi": {}, "url": {}, "title": {}}, matrix, {})
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda _: prep.store_prepared("k1", entry, tmp_path), range(16)))
-    assert [path.name for path in tmp_path.iterdir()] == ["k1"]  # no half-written folders left behind
+    assert [path.name for path in tmp_path.iterdir()] == ["corpus-k1.npz"]  # no half-written files left
     loaded = prep.load_prepared("k1", tmp_path)
     assert loaded.papers == papers and loaded.matrix.tobytes() == matrix.tobytes()
 
@@ -233,7 +233,9 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly
         model.calls.clear()
         assert ranked(scorer.recommend(owner or items, profile=items, top_n=0)) == wanted
         seen.append((len(fits), [calls for calls in model.calls if calls != len(CORPUS)], sorted(state.reused_values)))
-    factors = "factors-" + hashlib.sha256(StubFactors.cache_id.encode()).hexdigest()[:16]
+    from recommender.scoring.corpus_side import factors_name
+
+    factors = factors_name(model)
     assert seen == [
         (1, [401], []),  # the first run: a fit, every item mapped
         (0, [], [factors, "learned"]),  # unchanged: both kept

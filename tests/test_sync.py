@@ -282,10 +282,10 @@ def test_sync_reads_the_corpus_through_the_prepared_cache(zotero_server, corpus_
             str(corpus_file), "--features", "tfidf", "--format", "json", "--dry-run"]
     first = CliRunner().invoke(cli, args, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
     assert first.exit_code == 0, first.output
-    entries = [path for path in prepared_dir().iterdir() if not path.name.startswith(".")]
-    assert len(entries) == 1 and (entries[0] / "papers.json").is_file()
-    stamp = (entries[0] / "papers.json").stat().st_mtime_ns
+    entries = list(prepared_dir().glob("corpus-*.npz"))
+    assert len(entries) == 1
+    stamp = entries[0].stat().st_ino  # a rebuilt entry is a new file
     second = CliRunner().invoke(cli, args, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
     assert second.exit_code == 0, second.output
-    assert (entries[0] / "papers.json").stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert entries[0].stat().st_ino == stamp  # read, not rebuilt
     assert json.loads(first.stdout)["plan"] == json.loads(second.stdout)["plan"]

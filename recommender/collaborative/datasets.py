@@ -103,25 +103,20 @@ def download_citeulike(name: str, cache_dir: str | Path | None = None) -> Path:
 
     if name not in DOWNLOADS:
         raise InputError(f"unknown dataset '{name}' (choose from {', '.join(DATASETS)})")
-    if cache_dir is None:
-        import platformdirs
+    from recommender.store import cache_dir as default_cache_dir, private_dir, write_bytes
 
-        cache_dir = platformdirs.user_cache_dir("zotrec")
-    folder = Path(cache_dir) / name
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dir(Path(cache_dir or default_cache_dir()) / name)
     for filename, url in DOWNLOADS[name].items():
         target = folder / filename
         if target.exists():
             continue
         log.info("Downloading %s", url)
-        temporary = target.with_name(f".{filename}.part")
         try:
             response = httpx2.get(url, timeout=60, follow_redirects=True)
             response.raise_for_status()
         except httpx2.HTTPError as error:
             raise InputError(f"could not download {url}: {error}") from None
-        temporary.write_bytes(response.content)
-        temporary.replace(target)
+        write_bytes(target, response.content)
     return folder
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from recommender.collaborative.model import ALSSettings, confidence, fit_als, save_npz_atomic
+from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import InputError
+from recommender.store import write_npz
 
 DENSE_MODEL_FORMAT = "zotrec-collaborative-dense-1"
 SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-dense.npz"
@@ -171,7 +172,7 @@ class DenseCollaborativeModel:
         else:
             arrays["map_weights"] = self.map_weights.astype(np.float16)
             arrays["map_intercept"] = self.map_intercept.astype(np.float32)
-        save_npz_atomic(path, arrays)
+        write_npz(path, arrays, compressed=True)
 
     @classmethod
     def load(cls, path: str | Path) -> DenseCollaborativeModel:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import zipfile
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from scipy import sparse
 
 from recommender.errors import InputError
 from recommender.features.tfidf import TfidfRepresentation
+from recommender.store import write_npz
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ class CollaborativeModel:
             "idf_values": self.idf[seen],
             "idf_unseen": np.array(self.idf.max()),
         }
-        save_npz_atomic(path, arrays)
+        write_npz(path, arrays, compressed=True)
 
     @classmethod
     def load(cls, path: str | Path) -> CollaborativeModel:
@@ -261,10 +261,3 @@ def train_collaborative(
     model.provenance["seconds"] = round(time.perf_counter() - started, 2)
     log.debug("trained in %.1f s", model.provenance["seconds"])
     return model
-
-
-def save_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """A model file appears whole or not at all: written beside the target, then renamed over it."""
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}.npz")
-    np.savez_compressed(temporary, **arrays)
-    temporary.replace(path)

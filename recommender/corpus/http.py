@@ -31,6 +31,7 @@ from recommender.retry import (
     retry_after,
     with_retries,
 )
+from recommender.store import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class Http:
             resumed = response.status_code == 206
             if not resumed:
                 validator = response.headers.get("etag") or response.headers.get("last-modified")
-                part.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(part.parent)
                 if validator:
                     validator_file.write_text(validator)
                 else:

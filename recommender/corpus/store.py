@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -21,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from recommender.errors import InputError, RecommenderError
+from recommender.store import data_dir, private_dir, write_bytes
 
 log = logging.getLogger(__name__)
 
 FORMAT = "zotrec-corpus"
 FORMAT_VERSION = 1
-DATA_DIR_ENV = "ZOTREC_DATA_DIR"
 SHRINK_LIMIT = 0.9  # a new fetch with fewer than 90 % of the stored papers is suspicious
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _FILE_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".csv", ".bib", ".json"}
@@ -41,16 +39,6 @@ def zotrec_version() -> str:
         return version("zotrec")
     except PackageNotFoundError:  # running from a checkout that was never installed
         return "0+unknown"
-
-
-def data_dir() -> Path:
-    """zotrec's user data folder (`ZOTREC_DATA_DIR` overrides it, e.g. in tests)."""
-    override = os.environ.get(DATA_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_path
-
-    return user_data_path("zotrec", appauthor=False)
 
 
 def corpora_dir() -> Path:
@@ -190,16 +178,7 @@ def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
 
 
 def write_atomic(target: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: readers never see half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent,
-                                         prefix=f".{target.name}.", suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+    """Write via a temporary file in the same folder and rename: readers never see half a file; the
+    folder is made private (0700), the file 0600."""
+    private_dir(target.parent)
+    write_bytes(target, text.encode("utf-8"))

@@ -5,44 +5,79 @@ for each other (busy timeout) instead of failing, readers never block, and a pro
 the middle of a write leaves the last committed state (a transaction is all or nothing). Each model
 has its own rowid table keyed by 64 bits of the text hash (the other 64 bits are checked on
 read): lookups by integer key are several times faster than by a composite text/blob key.
-Vectors are raw float32 bytes, never pickles. Any failure of the cache only costs speed: zotrec logs
-one warning and computes the embeddings again.
+Vectors are raw float32 bytes, never pickles. Any failure of the cache only costs speed: a damaged
+file is rebuilt (one notice); a folder that cannot be written (read-only, full) is read as it is and
+nothing new is stored (one notice per run, recommender/store/).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from recommender.store import cache_dir, notices, private_dir
+
 log = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "ZOTREC_CACHE_DIR"
 CACHE_FILE = "embeddings.sqlite3"
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _MODELS = "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, table_name TEXT NOT NULL)"
 _VECTORS = 'CREATE TABLE IF NOT EXISTS "{}" (key INTEGER PRIMARY KEY, rest BLOB NOT NULL, vector BLOB NOT NULL)'
 _LOOKUP_CHUNK = 500  # below SQLite's limit on bound parameters
 
 
-def cache_dir() -> Path:
-    """`$ZOTREC_CACHE_DIR`, else the user cache directory (e.g. ~/.cache/zotrec on Linux)."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_cache_path
-
-    return user_cache_path("zotrec", appauthor=False)
-
-
 def text_hash(text: str) -> bytes:
     """128 bits of SHA-256 of the exact text: a changed title or abstract is a new key."""
     return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
+def _code(error: Exception) -> int:
+    """SQLite's primary result code of an error (0 for an OSError)."""
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _private_file(path: Path) -> None:
+    """The cache file (made if missing) and its -wal and -shm, the user's alone (library texts' hashes
+    and vectors are library data): links there are removed, never followed; an unreadable file is
+    replaced, a read-only one is a PermissionError."""
+    for name in _files(path):
+        if name.is_symlink():
+            log.warning("%s was a link, not a file: it is replaced", name)
+            name.unlink()
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    except PermissionError as error:
+        if os.access(path, os.R_OK):
+            raise  # a read-only cache file: read as it is
+        notices.damaged("embedding cache", path, error)
+        path.unlink()
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    os.close(descriptor)
+    for name in _files(path):
+        try:
+            descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue
+        try:
+            mode = stat.S_IMODE(os.fstat(descriptor).st_mode)
+            if mode & 0o077:
+                os.fchmod(descriptor, mode & 0o700)
+        finally:
+            os.close(descriptor)
 
 
 def _split(key: bytes) -> tuple[int, bytes]:
@@ -61,7 +96,9 @@ class EmbeddingCache:
         self.path = Path(path) if path is not None else cache_dir() / CACHE_FILE
         self.timeout_s = timeout_s
         self._connection: sqlite3.Connection | None = None
-        self._broken = False
+        self._broken = False  # no cache at all this run
+        self._read_only = False  # this run reads the cache but stores nothing
+        self._rebuilt = False
         self._tables: set[str] = set()
 
     def __getstate__(self) -> dict:
@@ -71,38 +108,73 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection | None:
         if self._connection is not None or self._broken:
             return self._connection
+        try:
+            self._connection = self._open()
+        except (OSError, sqlite3.Error) as error:
+            if _code(error) in _DAMAGED and not self._rebuilt:
+                notices.damaged("embedding cache", self.path, error)
+                self._rebuild()
+                return self._connect()
+            notices.unwritable(self.path.parent, error)
+            self._read_only = True
+            self._connection = self._open_read_only()
+            self._broken = self._connection is None
+        return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        """The cache, opened for reading and writing; OSError or sqlite3.Error when it cannot be."""
+        folder = self.path.parent
+        if notices.is_unwritable(folder):
+            raise PermissionError(errno.EACCES, "not writable in this run")
+        private_dir(folder)
+        if not os.access(folder, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        _private_file(self.path)
         deadline = time.monotonic() + self.timeout_s
         while True:
+            connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                # Library texts' hashes and vectors are library data: the file is the user's alone
-                # (SQLite gives its -wal and -shm files the same permissions).
-                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
-                connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA synchronous=NORMAL")
                 connection.execute(_MODELS)
-                break
-            except sqlite3.OperationalError as error:
+                return connection
+            except sqlite3.Error as error:
+                connection.close()
                 # Switching a new file to WAL does not wait on the busy timeout: when another run
                 # is doing the same at that moment, SQLite answers "locked" at once. Try again.
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    self._give_up("cannot be opened", error)
-                    return None
+                if _code(error) not in _BUSY or time.monotonic() > deadline:
+                    raise
                 time.sleep(0.05)
-            except (sqlite3.Error, OSError) as error:
-                self._give_up("cannot be opened", error)
-                return None
-        self._connection = connection
-        return connection
 
-    def _give_up(self, what: str, error: Exception) -> None:
-        log.warning("embedding cache %s %s (%s): embeddings are computed without it; delete the file "
-                    "to rebuild it", self.path, what, error)
-        self._broken = True
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+    def _open_read_only(self) -> sqlite3.Connection | None:
+        """The cache as it is, in a folder this run cannot write to (nobody can change it meanwhile)."""
+        if not self.path.is_file() or self.path.is_symlink():
+            return None
+        # with what a killed run left in its -wal and -shm, else the file alone
+        for options in ("mode=ro", "mode=ro&immutable=1"):
+            try:
+                connection = sqlite3.connect(f"{self.path.absolute().as_uri()}?{options}", uri=True,
+                                             isolation_level=None)
+            except sqlite3.Error:
+                continue
+            try:
+                connection.execute("SELECT COUNT(*) FROM models").fetchone()
+                return connection
+            except sqlite3.Error:
+                connection.close()
+        return None
+
+    def _rebuild(self) -> None:
+        """Remove a damaged cache file (and its -wal and -shm): the next connection starts afresh."""
+        self._rebuilt = True
+        self.close()
+        self._tables.clear()
+        try:
+            for path in _files(self.path):
+                path.unlink(missing_ok=True)
+        except OSError as error:
+            notices.unwritable(self.path.parent, error)
+            self._broken = True
 
     def _table(self, connection: sqlite3.Connection, model: str, create: bool) -> str | None:
         """The model's table name; None when it has none yet and `create` is False."""
@@ -148,14 +220,21 @@ class EmbeddingCache:
                         out[wanted] = np.frombuffer(blob, dtype="<f4")
                         found[wanted] = True
         except sqlite3.Error as error:
-            self._give_up("cannot be read", error)
             found[:] = False
+            if _code(error) in _DAMAGED and not self._rebuilt:
+                notices.damaged("embedding cache", self.path, error)
+                self._rebuild()
+            else:
+                log.warning("embedding cache %s cannot be read (%s): embeddings are computed without it",
+                            self.path, error)
+                self._broken = True
+                self.close()
         return found
 
     def store(self, model: str, vectors: Mapping[bytes, np.ndarray]) -> None:
         """Add vectors in one transaction: all of them are committed, or none."""
         connection = self._connect()
-        if connection is None or not vectors:
+        if connection is None or self._read_only or not vectors:
             return
         rows = [(*_split(key), np.asarray(vector, dtype="<f4").tobytes()) for key, vector in vectors.items()]
         try:
@@ -167,8 +246,13 @@ class EmbeddingCache:
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            self._give_up("cannot be written", error)
+        except sqlite3.Error as error:  # a full disk, a folder made read-only meanwhile, a damaged file
+            if _code(error) in _DAMAGED and not self._rebuilt:
+                notices.damaged("embedding cache", self.path, error)
+                self._rebuild()
+            else:
+                notices.unwritable(self.path.parent, error)
+                self._read_only = True
 
     def count(self, model: str | None = None) -> int:
         """How many vectors are cached (for one model, or in all)."""

@@ -7,12 +7,12 @@ corpus's extras, recommender/scoring/prepared.py); None computes them in this pr
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from recommender.items import Paper
+from recommender.store import digest
 
 Memo = Callable[[str, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray]]
 
@@ -25,7 +25,7 @@ def factors_name(model) -> str | None:
     """The name a collaborative model's predicted factors are kept under (with the prepared corpus and
     in the kept library state): one per model version (its cache_id); None for a model without one."""
     cache_id = getattr(model, "cache_id", None)
-    return None if cache_id is None else f"factors-{hashlib.sha256(cache_id.encode()).hexdigest()[:16]}"
+    return None if cache_id is None else f"factors-{digest(cache_id)[:16]}"
 
 
 def corpus_factors(papers: Sequence[Paper], model, memo: Memo | None = None) -> np.ndarray:

@@ -7,17 +7,13 @@ values, though the rows of unchanged texts still come from here in one read inst
 lookup per text. Other signals keep what they derive from the library here too: per-item rows
 (`item_rows`, e.g. the collaborative model's predicted factors: only new texts are mapped) and whole
 values keyed by a digest of every input they depend on (`kept_value`, e.g. the linear model's scores:
-an unchanged library skips the fit). One file per (corpus, model, aggregation, library): `.npz` (plain
-`.npy` arrays in a zip, read with allow_pickle=False), written to a temporary file and renamed into
-place (concurrent runs: the last one wins, each file whole), private to the user (it holds library data).
+an unchanged library skips the fit). One file per (corpus, model, aggregation, library), kept in the
+store (recommender/store/: private, written whole, read with allow_pickle=False; concurrent runs: the
+last one wins).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -26,11 +22,9 @@ import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
 from recommender.scoring.corpus_side import factors_name
-from recommender.scoring.prepared import write_private_npz
+from recommender.store import Store, cache_dir, digest
 
-log = logging.getLogger(__name__)
-
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: kept by recommender.store as library-<key>.npz
 KEEP_STATES = 16  # libraries kept (the least recently used beyond these are removed)
 
 
@@ -48,7 +42,7 @@ class _Kept(NamedTuple):
 class _Run(NamedTuple):
     """This run's library (after `score`) and the last run's state."""
 
-    path: Path
+    key: str  # the library's file in the store
     texts: list[str]
     hashes: list[bytes]
     rows: np.ndarray
@@ -57,8 +51,6 @@ class _Run(NamedTuple):
 
 
 def state_dir() -> Path:
-    from recommender.features.cache import cache_dir
-
     return cache_dir() / "libraries"
 
 
@@ -67,6 +59,7 @@ class IncrementalScorer:
 
     def __init__(self, folder: Path, context: str) -> None:
         self.folder, self.context = folder, context
+        self._store = Store(folder, keep=KEEP_STATES, what="incremental state")
         self.reused_items = 0  # how many items' values came from the last run (for the log and tests)
         self.reused_values: list[str] = []  # which kept values this run took from the last one (for tests)
         self._run: _Run | None = None  # this run's texts and values, and the last run's state
@@ -75,10 +68,9 @@ class IncrementalScorer:
         self._items: dict[str, np.ndarray] = {}  # item_rows' this run
         self._changed = False
 
-    def _path(self, hashes: Sequence[bytes]) -> Path:
+    def _key(self, hashes: Sequence[bytes]) -> str:
         # Named by the context and the library's first text: a library keeps its file while it grows.
-        name = hashlib.sha256(self.context.encode() + (hashes[0] if hashes else b"")).hexdigest()[:32]
-        return self.folder / f"{name}.npz"
+        return digest(FORMAT_VERSION, self.context, hashes[0] if hashes else b"")
 
     def score(self, texts: Sequence[str], representation, corpus_rows: np.ndarray, aggregation: str, *,
               budget_mb: float | None = None, release=None) -> tuple[np.ndarray, TopValues]:
@@ -87,8 +79,8 @@ class IncrementalScorer:
         from recommender.features.cache import text_hash
 
         hashes = [text_hash(text) for text in texts]
-        path = self._path(hashes)
-        old = _load(path)
+        key = self._key(hashes)
+        old = self._store.load("library", key, parse=_parse)
         rows = _aligned(hashes, old, None if old is None else old.rows, representation.transform, texts)
         if release is not None:
             release()
@@ -101,7 +93,7 @@ class IncrementalScorer:
         values = top_values(rows, corpus_rows, aggregation, previous=previous, **kwargs)
         self.reused_items = previous.n_items if previous is not None else 0
         self.reused_values = []
-        self._run = _Run(path, list(texts), hashes, rows, values.best, old)
+        self._run = _Run(key, list(texts), hashes, rows, values.best, old)
         self._signals, self._values, self._items = {}, {}, {}
         self._changed = previous is None or previous.n_items != len(hashes)
         return rows, values
@@ -126,7 +118,10 @@ class IncrementalScorer:
     def kept_value(self, name: str, inputs: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
         """A value derived from this run's texts (after `score`) and `inputs` (everything else it depends
         on: settings, model names, arrays), the last run's when both were the same."""
-        key = _digest(self._run.hashes if self._run is not None else [], inputs)
+        import scipy  # a fit's result may change with the numpy and scipy versions
+
+        hashes = b"".join(self._run.hashes) if self._run is not None else b""
+        key = digest(hashes, np.__version__, scipy.__version__, inputs).encode()
         old = self._run.old if self._run is not None else None
         if old is not None and name in old.values and old.values[name][0] == key:
             value = old.values[name][1]
@@ -167,24 +162,9 @@ class IncrementalScorer:
         if self._run is None or not self._changed:
             return
         run = self._run
-        _save(run.path, run.hashes, run.rows, run.best, self._signals, self._values, self._items)
-        _prune(self.folder)
+        arrays = _arrays(run.hashes, run.rows, run.best, self._signals, self._values, self._items)
+        self._store.save("library", run.key, arrays)
         self._run, self._changed = None, False
-
-
-def _digest(hashes: Sequence[bytes], inputs: tuple) -> bytes:
-    """SHA-256 of the texts' hashes, the inputs (arrays by dtype, shape and bytes) and the versions of
-    numpy and scipy (a fit's result may change with them)."""
-    import scipy
-
-    digest = hashlib.sha256(b"".join(hashes) + repr((np.__version__, scipy.__version__)).encode())
-    for part in inputs:
-        if isinstance(part, np.ndarray):
-            digest.update(repr((part.dtype.str, part.shape)).encode() + np.ascontiguousarray(part).tobytes())
-        else:
-            digest.update(repr(part).encode())
-        digest.update(b"\0")
-    return digest.digest()
 
 
 def _grew(old_hashes: list[bytes], hashes: Sequence[bytes]) -> bool:
@@ -219,58 +199,34 @@ def _aligned(hashes: Sequence[bytes], old: _Kept | None, kept_rows: np.ndarray |
 _SIGNAL, _VALUE, _VALUE_KEY, _ITEM = "signal_", "value_", "valuekey_", "item_"
 
 
-def _load(path: Path) -> _Kept | None:
-    """The last run's state, or None when absent or not readable."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if int(data["format_version"]) != FORMAT_VERSION:
-                return None
-            hashes = [bytes(row) for row in data["hashes"]]
-            rows, best = data["rows"], data["best"]
-            named = {prefix: {name[len(prefix):]: data[name] for name in data.files if name.startswith(prefix)}
-                     for prefix in (_SIGNAL, _VALUE, _VALUE_KEY, _ITEM)}
-        signals, items = named[_SIGNAL], named[_ITEM]
-        values = {name: (named[_VALUE_KEY][name].tobytes(), value) for name, value in named[_VALUE].items()
-                  if name in named[_VALUE_KEY]}
-        kept_values = [value for _, value in values.values()]
-        if rows.dtype != np.float32 or best.dtype != np.float32 or rows.shape[0] != len(hashes) or any(
-                array.dtype != np.float32 or array.ndim != 2 for array in signals.values()) or any(
-                array.dtype.kind != "f" for array in [*items.values(), *kept_values]) or any(
-                array.ndim != 2 or array.shape[0] != len(hashes) for array in items.values()):
-            raise ValueError("arrays of the wrong type or size")
-        os.utime(path)
-        return _Kept(hashes, rows, best, signals, values, items)
-    except (FileNotFoundError, NotADirectoryError):
+def _parse(data: dict) -> _Kept | None:
+    """The last run's state in the stored arrays (None: another format); ValueError for arrays that
+    cannot be it."""
+    if int(data["format_version"]) != FORMAT_VERSION:
         return None
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
-        log.warning("incremental state %s is damaged (%s): this run scores the whole library", path, error)
-        return None
+    hashes = [bytes(row) for row in data["hashes"]]
+    rows, best = data["rows"], data["best"]
+    named = {prefix: {name[len(prefix):]: data[name] for name in data if name.startswith(prefix)}
+             for prefix in (_SIGNAL, _VALUE, _VALUE_KEY, _ITEM)}
+    signals, items = named[_SIGNAL], named[_ITEM]
+    values = {name: (named[_VALUE_KEY][name].tobytes(), value) for name, value in named[_VALUE].items()
+              if name in named[_VALUE_KEY]}
+    kept_values = [value for _, value in values.values()]
+    if rows.dtype != np.float32 or best.dtype != np.float32 or rows.shape[0] != len(hashes) or any(
+            array.dtype != np.float32 or array.ndim != 2 for array in signals.values()) or any(
+            array.dtype.kind != "f" for array in [*items.values(), *kept_values]) or any(
+            array.ndim != 2 or array.shape[0] != len(hashes) for array in items.values()):
+        raise ValueError("arrays of the wrong type or size")
+    return _Kept(hashes, rows, best, signals, values, items)
 
 
-def _save(path: Path, hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray,
-          signals: dict[str, np.ndarray] | None = None, values: dict[str, tuple[bytes, np.ndarray]] | None = None,
-          items: dict[str, np.ndarray] | None = None) -> None:
-    values = values or {}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_private_npz(path, {
-            "format_version": np.array(FORMAT_VERSION),
+def _arrays(hashes: Sequence[bytes], rows: np.ndarray, best: np.ndarray, signals: dict[str, np.ndarray],
+            values: dict[str, tuple[bytes, np.ndarray]], items: dict[str, np.ndarray]) -> dict:
+    """This run's state as the arrays of its file."""
+    return {"format_version": np.array(FORMAT_VERSION),
             "hashes": np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16),
             "rows": np.ascontiguousarray(rows, dtype=np.float32), "best": best,
-            **{_SIGNAL + name: array for name, array in (signals or {}).items()},
+            **{_SIGNAL + name: array for name, array in signals.items()},
             **{_VALUE + name: value for name, (_, value) in values.items()},
             **{_VALUE_KEY + name: np.frombuffer(key, dtype=np.uint8) for name, (key, _) in values.items()},
-            **{_ITEM + name: array for name, array in (items or {}).items()}})
-    except OSError as error:
-        # the embedding cache has already warned about an unusable cache folder
-        log.info("incremental state %s cannot be written (%s): the next run scores the whole library",
-                 path, error)
-
-
-def _prune(folder: Path) -> None:
-    try:
-        states = sorted(folder.glob("*.npz"), key=lambda path: path.stat().st_mtime, reverse=True)
-        for stale in states[KEEP_STATES:]:
-            stale.unlink(missing_ok=True)
-    except OSError:
-        pass
+            **{_ITEM + name: array for name, array in items.items()}}

@@ -66,9 +66,9 @@ class ShownPaper:
 
 
 def memory_path(data_dir: Path | None = None) -> Path:
-    import platformdirs
+    from recommender.store import data_dir as default_data_dir  # $ZOTREC_DATA_DIR, else the user data folder
 
-    return (Path(data_dir) if data_dir else Path(platformdirs.user_data_dir("zotrec"))) / "history.sqlite"
+    return (Path(data_dir) if data_dir else default_data_dir()) / "history.sqlite"
 
 
 class Memory:
@@ -76,7 +76,9 @@ class Memory:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else memory_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from recommender.store import private_dir
+
+        private_dir(self.path.parent)  # 0700 whatever the umask
         if not self.path.exists():
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(self.path, 0o600)

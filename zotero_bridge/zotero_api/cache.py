@@ -43,9 +43,9 @@ class WrittenRecord:
 
 def cache_path(endpoint: str, library_type: str, library_id: str, cache_dir: Path | None = None) -> Path:
     """One file per endpoint and library, e.g. ~/.cache/zotrec/zotero-web/user-123-1a2b3c4d.sqlite."""
-    import platformdirs
+    from recommender.store import cache_dir as default_cache_dir  # $ZOTREC_CACHE_DIR, else the user's
 
-    folder = Path(cache_dir) if cache_dir else Path(platformdirs.user_cache_dir("zotrec")) / "zotero-web"
+    folder = Path(cache_dir) if cache_dir else default_cache_dir() / "zotero-web"
     digest = hashlib.sha256(endpoint.rstrip("/").encode()).hexdigest()[:8]
     return folder / f"{library_type}-{library_id}-{digest}.sqlite"
 
@@ -55,7 +55,9 @@ class WebCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from recommender.store import private_dir
+
+        private_dir(self.path.parent)  # 0700 whatever the umask
         try:
             self._open()
         except sqlite3.DatabaseError as error:

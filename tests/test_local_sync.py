@@ -317,3 +317,68 @@ def test_local_api_errors_are_bridge_errors():
     from zotero_bridge.local_api.session import LocalAccessError
 
     assert issubclass(LocalAccessError, BridgeError)
+
+
+# ---- reading-list and score learn by sync's rule ---------------------------------------------------------------
+def _reasons(output: str) -> set[str]:
+    return {reason["key"] for row in json.loads(output) for reason in row["reasons"]}
+
+
+def test_reading_list_on_zotero_web_learns_only_from_own_and_kept_items(zotero_server, papers, corpus_file):
+    from .conftest import ZOTERO_READ_KEY, ZOTERO_USER_ID
+    from .test_sync import ours as web_ours
+    from .test_sync import sync as web_sync
+
+    web_sync(zotero_server, papers, top_n=6)
+    collection, items, _ = web_ours(zotero_server)
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    removed, kept = items[0]["key"], items[1]["key"]
+    zotero_server.file_item(library, removed, remove=collection)  # taken out of the collection: dismissed
+    zotero_server.tag_item(library, kept, "to-read")
+    result = CliRunner().invoke(cli, [
+        "reading-list", "--library", "zotero:web", "--library-id", str(ZOTERO_USER_ID), "--endpoint",
+        zotero_server.url, "--corpus", str(corpus_file), "-n", "0", "--features", "tfidf", "--model", "none",
+        "--format", "json"], env={"ZOTERO_API_KEY": ZOTERO_READ_KEY})
+    assert result.exit_code == 0, result.output
+    cited = _reasons(result.stdout) & {item["key"] for item in items}
+    assert removed not in cited and cited <= {kept}  # never "because you saved" a dismissed or untouched pick
+    assert kept in cited
+
+
+def test_reading_list_on_zotero_local_learns_from_what_local_sync_wrote(desktop, papers, corpus_file):
+    desktop.dialog = ["always"]
+    sync(desktop, papers, top_n=6)
+    items, _, _ = ours(desktop)
+    desktop.trash_item(desktop.library(), items[0]["key"])
+    desktop.edit_item(desktop.library(), items[1]["key"], tags=[{"tag": "zotrec"}, {"tag": "to-read"}])
+    result = CliRunner().invoke(cli, ["reading-list", "--library", f"zotero:local:{desktop.url}", "--corpus",
+                                      str(corpus_file), "-n", "0", "--features", "tfidf", "--model", "none",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert _reasons(result.stdout) & {item["key"] for item in items} == {items[1]["key"]}
+    trashed_id = items[0]["extra"].split()[1]
+    assert trashed_id not in {row["id"] for row in json.loads(result.stdout)}
+
+
+def test_score_on_a_zotero_sqlite_ignores_recommendations_not_kept(tmp_path, corpus_file):
+    from .zotero_db import ZoteroDatabase, schema_available
+
+    if not schema_available():
+        pytest.skip("the Zotero schema files are not present")
+    rows = corpus_rows()
+    db = ZoteroDatabase(tmp_path / "ada.sqlite")
+    db.add_item("journalArticle", {"title": "My own paper on plasma vacuum discharge diagnostics",
+                                   "abstractNote": "plasma vacuum discharge diagnostics bandit kernel method"})
+    picks = {}
+    for row in rows[:3]:
+        picks[row["title"]] = db.add_item("conferencePaper", {
+            "title": row["title"], "abstractNote": row["abstract"], "extra": f"zotrec: {row['id']} score=0.5"},
+            tags=["zotrec"])
+    db.close()
+    out = tmp_path / "scores.jsonl"
+    result = CliRunner().invoke(cli, ["score", "--libraries", str(tmp_path / "ada.sqlite"), "--corpus",
+                                      str(corpus_file), "--features", "tfidf", "--model", "none", "-n", "0",
+                                      "--format", "jsonl", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    cited = {r["title"] for line in out.read_text().splitlines() for r in json.loads(line)["reasons"]}
+    assert cited == {"My own paper on plasma vacuum discharge diagnostics"}

@@ -81,7 +81,11 @@ class LocalSession:
         self.zot = zotero.Zotero("0", "user", local=True, client=client)
         self.zot.endpoint = self.endpoint
         self.zot._check_backoff = lambda: None  # no rate limits on reads locally; writes wait in post()
-        server_id = self._server_id()
+        try:
+            server_id = self._server_id()
+        except BaseException:
+            client.close()
+            raise
         self.zot.server_id = server_id
         self.credentials = LocalTarget(self.endpoint, server_id)
         stored = self.keys.get(server_id)

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from recommender.corpus.readers import load_corpus
 from tests.fake_local_api import FakeLocalZotero
 from zotero_bridge.cli.main import cli
-from zotero_bridge.errors import BridgeError
 from zotero_bridge.local_api.keys import KeyStore, key_file
 from zotero_bridge.local_api.transport import local_transport
 from zotero_bridge.sources import SourceOptions
@@ -311,12 +310,6 @@ def test_the_fake_keeps_zoteros_write_rules(desktop):
         with pytest.raises(httpx2.TransportError):  # a browser's request gets no answer at all
             client.get(url, headers={"User-Agent": "Mozilla/5.0"})
         assert client.get(f"{desktop.url}/users/0/deleted?since=0").status_code == 404
-
-
-def test_local_api_errors_are_bridge_errors():
-    from zotero_bridge.local_api.session import LocalAccessError
-
-    assert issubclass(LocalAccessError, BridgeError)
 
 
 # ---- reading-list and score learn by sync's rule ---------------------------------------------------------------

@@ -1,4 +1,5 @@
 """`zotrec sync`: read a Zotero library through the Web API, score the corpus, write the top N back.
+(The desktop's local API goes through the same plan: see `Transport`.)
 
 One session (one pyzotero client, one request counter) for the whole command. A 412 while writing means
 someone changed the library meanwhile: zotrec reads what changed, scores and plans again (bounded rounds).
@@ -59,7 +60,7 @@ class SyncRequest:
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
     recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
-    transport: Transport = WEB_API  # local_api.transport.LOCAL_API for --library zotero:local
+    transport: Transport = WEB_API  # local_api.transport.local_transport(URL) for zotero:local
 
 
 @dataclass

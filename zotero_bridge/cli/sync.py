@@ -97,7 +97,10 @@ def sync_transport(library: str):
     if library == "zotero:web":
         return WEB_API
     if library == "zotero:local" or library.startswith("zotero:local:"):
+        from zotero_bridge.local_api.session import LocalSession
         from zotero_bridge.local_api.transport import local_transport
 
-        return local_transport(library[len("zotero:local:"):])
+        endpoint = library[len("zotero:local:"):]
+        LocalSession(endpoint).close()  # Zotero off, switched off or 7–9: said in one line before any scoring
+        return local_transport(endpoint)
     raise click.ClickException(f"zotrec sync writes to zotero:web or zotero:local[:URL], not '{library}'")

@@ -49,10 +49,12 @@ def user_libraries(paths: Sequence[str | Path], outputs: Sequence[str | Path] = 
 
 def load_user_library(path: str) -> list[LibraryItem]:
     """One user's items, read the way `--library PATH` reads them (skipped entries logged)."""
+    from zotero_bridge.feedback.reading import own_items
+
     read = read_library([path], SourceOptions())
     if read.skipped:
         log.debug("%s: %d entries skipped", path, len(read.skipped))
-    return read.items
+    return own_items([path], read.items)
 
 
 @contextmanager

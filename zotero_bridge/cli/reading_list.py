@@ -62,14 +62,15 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         check_output_path(output, inputs)  # before any work: a refused -o costs nothing
     features = choose_features(features)
     aggregation, model = scoring(aggregation, load_model(model_path, features))
-    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    settings = source_settings(library_id, library_type, api_key, endpoint)
+    read = read_sources(libraries, settings)
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))
     from zotero_bridge.feedback.reading import recommend_with_feedback
 
     recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
                                    lambda items: profile_for(items, collection),
-                                   click.get_current_context().meta.get("zotrec.group"))
+                                   click.get_current_context().meta.get("zotrec.group"), settings)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export

@@ -18,6 +18,10 @@ from zotero_bridge.cli.common import (
 
 
 @click.command("sync")
+@click.option("--library", default="zotero:web", show_default=True, metavar="zotero:web|zotero:local[:URL]",
+              help="Where to write: the Web API, or the Zotero desktop's local API (Zotero 10; no API key).")
+@click.option("--group", metavar="NAME|ID", envvar="ZOTERO_GROUP",
+              help="With zotero:local: write to this group library instead of My Library.")
 @click.option("--library-id", envvar="ZOTERO_LIBRARY_ID", help="Zotero user or group id (also the config file).")
 @click.option("--library-type", envvar="ZOTERO_LIBRARY_TYPE", type=click.Choice(["user", "group"]), default=None,
               help="user (default) or group.")
@@ -42,8 +46,8 @@ from zotero_bridge.cli.common import (
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="The report; json includes the request counts.")
 @friendly_errors
-def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name, aggregation,
-                 features, model_path, dry_run, save_config, fmt):
+def sync_command(library, group, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name,
+                 aggregation, features, model_path, dry_run, save_config, fmt):
     """Score the corpus against your Zotero library (Web API) and write the top N into a collection.
 
     New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
@@ -52,12 +56,14 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     It learns from what you did with earlier recommendations: tagged, filed, annotated or edited
     papers count as kept, trashed or removed ones never come back (see `zotrec history`).
     Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
+    With --library zotero:local, Zotero 10 asks once (a dialog) and no API key is needed.
 
     \b
     Example:
         export ZOTERO_LIBRARY_ID=1234567 ZOTERO_API_KEY=...
         zotrec sync --dry-run
         zotrec sync -n 20 --collection-name "Recommended · ICML 2025" --format json
+        zotrec sync --library zotero:local
     """
     from recommender.features.dense import choose_features
     from zotero_bridge.sync.run import SyncRequest, render_sync_report, run_sync
@@ -66,7 +72,9 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
     parse_collection_path(collection_name)
     features = choose_features(features)
     aggregation, model = scoring(aggregation, load_model(model_path, features))
+    transport = sync_transport(library)
     settings = source_settings(library_id, library_type, api_key, endpoint)
+    settings.group = group
     if save_config:
         from zotero_bridge.zotero_api.credentials import resolve_credentials
         from zotero_bridge.zotero_api.credentials import save_config as store
@@ -77,5 +85,22 @@ def sync_command(library_id, library_type, api_key, endpoint, corpus_paths, top_
                                                            "endpoint": found.endpoint}))
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model)
     request = SyncRequest(recommender.corpus, settings, collection_name, top_n=top_n, dry_run=dry_run,
-                          aggregation=aggregation, representation=features, model=model, recommender=recommender)
+                          aggregation=aggregation, representation=features, model=model, recommender=recommender,
+                          transport=transport)
     click.echo(render_sync_report(run_sync(request), fmt), nl=False)
+
+
+def sync_transport(library: str):
+    """--library zotero:web (the Web API) or zotero:local[:URL] (the desktop's local API)."""
+    from zotero_bridge.web.sync import WEB_API
+
+    if library == "zotero:web":
+        return WEB_API
+    if library == "zotero:local" or library.startswith("zotero:local:"):
+        from zotero_bridge.local_api.session import LocalSession
+        from zotero_bridge.local_api.transport import local_transport
+
+        endpoint = library[len("zotero:local:"):]
+        LocalSession(endpoint).close()  # Zotero off, switched off or 7–9: said in one line before any scoring
+        return local_transport(endpoint)
+    raise click.ClickException(f"zotrec sync writes to zotero:web or zotero:local[:URL], not '{library}'")

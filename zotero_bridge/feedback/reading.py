@@ -1,6 +1,7 @@
-"""Feedback for `zotrec reading-list` from Zotero desktop (zotero.sqlite or the local API): the fates of the
-papers `sync` wrote, read-only, with the memory when this computer has it, or from zotrec's tags and Extra
-lines alone when it does not. Nothing is written: reading a list never changes the memory."""
+"""Feedback for `zotrec reading-list` (and `score`) from Zotero (zotero.sqlite, the local API or the Web API's
+sync cache): the fates of the papers `sync` wrote, read-only, with the memory when this computer has it, or
+from zotrec's tags and Extra lines alone when it does not. Nothing is written: reading a list never changes
+the memory."""
 
 from __future__ import annotations
 
@@ -35,25 +36,52 @@ def local_argument(spec: str) -> str | None:
     return None
 
 
+def web_argument(spec: str) -> str | None:
+    """The argument of a zotero:web spec ('' for the configured library), or None for another kind of source."""
+    if spec == "zotero:web" or spec.startswith("zotero:web:"):
+        return spec[len("zotero:web:"):] if spec != "zotero:web" else ""
+    return None
+
+
+def read_web_view(argument: str, options) -> SqliteLibrary:
+    """The Web API library as the sync cache holds it (the read just brought it up to date; no request)."""
+    from zotero_bridge.feedback.fates import LibraryView
+    from zotero_bridge.sources.web import collection_paths, open_session
+
+    session, cache = open_session(options, argument)
+    try:
+        items, collections = cache.items(), cache.collections()
+    finally:
+        session.close()
+        cache.close()
+    credentials = session.credentials
+    view = LibraryView(items=items, collections=collection_paths(collections), complete=bool(items))
+    return SqliteLibrary(f"{credentials.library_type}:{credentials.library_id}", credentials.describe(), view)
+
+
 def is_zotrec_item(item: LibraryItem) -> bool:
     """An item zotrec created (its tag and its Extra line), as any library reader shows it."""
     return ZOTREC_TAG in item.tags and "zotrec:" in item.extra
 
 
-def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper]
+def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper], options=None
                     ) -> tuple[Feedback, frozenset[str]] | None:
-    """What the user did with zotrec's papers, from the first zotero.sqlite or zotero:local among `specs`
-    (None: neither), and in a group library the keys of items only other members saved (the group signal)."""
+    """What the user did with zotrec's papers, from the first zotero.sqlite, zotero:local or (given the
+    source `options`) zotero:web among `specs` (None: none), and in a group library the keys of items only
+    other members saved (the group signal)."""
     from zotero_bridge.sources.sqlite_paths import resolve_database_path
 
     argument = next((a for a in map(sqlite_argument, specs) if a is not None), None)
     endpoint = next((a for a in map(local_argument, specs) if a is not None), None)
+    web = next((a for a in map(web_argument, specs) if a is not None), None)
     if argument is not None:
         library = read_sqlite_view(resolve_database_path(argument), group)
     elif endpoint is not None:
         from zotero_bridge.feedback.local_view import read_local_view
 
         library = read_local_view(endpoint, group)
+    elif web is not None and options is not None:
+        library = read_web_view(web, options)
     else:
         return None
     with Memory() as memory:
@@ -104,12 +132,23 @@ def group_counts(library: SqliteLibrary, corpus: Sequence[Paper]) -> tuple[Mappi
     return member_counts(saves, CorpusMatcher(corpus)), library.label
 
 
+def own_items(specs: Sequence[str], items: Sequence[LibraryItem], options=None) -> list[LibraryItem]:
+    """`items` without zotrec's recommendations the user has not kept (the rule sync learns by), when a
+    Zotero source among `specs` shows their fates; `zotrec score` profiles a library by it."""
+    learned = sqlite_feedback(specs, None, (), options)
+    if learned is None:
+        return list(items)
+    kept = learned[0].kept_items
+    return [item for item in items if not is_zotrec_item(item) or item.key in kept]
+
+
 def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,
-                            profile_of, group: str | None):
-    """`Recommender.recommend`, then what the user did with earlier recommendations when a zotero.sqlite
-    source shows it: zotrec's own items count only once kept, dismissed papers never come back, and in a
-    group library papers other members saved are candidates with their count."""
-    learned = sqlite_feedback(specs, group, recommender.corpus)
+                            profile_of, group: str | None, options=None):
+    """`Recommender.recommend`, then what the user did with earlier recommendations when a Zotero source
+    shows it (zotero.sqlite, zotero:local, zotero:web with its `options`): zotrec's own items count only once
+    kept, dismissed papers never come back, and in a group library papers other members saved are
+    candidates with their count."""
+    learned = sqlite_feedback(specs, group, recommender.corpus, options)
     if learned is None:
         return recommender.recommend(items, top_n=top_n, profile=profile_of(items))
     from recommender.scoring.feedback import apply_feedback

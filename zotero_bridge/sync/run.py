@@ -1,4 +1,5 @@
 """`zotrec sync`: read a Zotero library through the Web API, score the corpus, write the top N back.
+(The desktop's local API goes through the same plan: see `Transport`.)
 
 One session (one pyzotero client, one request counter) for the whole command. A 412 while writing means
 someone changed the library meanwhile: zotrec reads what changed, scores and plans again (bounded rounds).
@@ -10,7 +11,7 @@ transaction (never on --dry-run).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,23 @@ log = logging.getLogger(__name__)
 MAX_PLAN_ROUNDS = 3
 
 
+@dataclass(frozen=True)
+class Transport:
+    """How sync reaches a library, so one plan serves the Web API and the desktop's local API alike.
+
+    `open(options)` → (session, cache); `snapshot(session, cache)` → the library now. The session offers
+    `credentials` (library_type, library_id, describe()), `zot` (pyzotero), `call`, `post` (≤50 objects, write
+    token, If-Unmodified-Since-Version; 412 → WriteConflict), `last_version`, `stats` and `close`.
+    """
+
+    open: Callable[[SourceOptions], tuple[Any, Any]] = open_session
+    snapshot: Callable[[Any, Any], Any] = sync_snapshot
+    group_signal: bool = True  # the Web API shows who created each group item; the local API does not
+
+
+WEB_API = Transport()
+
+
 @dataclass
 class SyncRequest:
     """What the user asked for; `papers` is the loaded corpus."""
@@ -44,6 +62,7 @@ class SyncRequest:
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
     recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
+    transport: Transport = WEB_API  # local_api.transport.local_transport(URL) for zotero:local
 
 
 @dataclass
@@ -86,7 +105,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
 
     recommender = request.recommender or Recommender(request.papers, representation=request.representation,
                                                      aggregation=request.aggregation, model=request.model)
-    session, cache = open_session(request.options)
+    session, cache = request.transport.open(request.options)
     memory = Memory(request.memory_path)
     library = library_name(session.credentials.library_type, session.credentials.library_id)
     try:
@@ -95,9 +114,10 @@ def run_sync(request: SyncRequest) -> SyncReport:
         user_changed = None  # did the library change since the last run, before our own writes?
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
-            snapshot = sync_snapshot(session, cache)
+            snapshot = request.transport.snapshot(session, cache)
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
-            group = _group_signal(session, memory, library, snapshot, recommender.corpus)
+            group = (_group_signal(session, memory, library, snapshot, recommender.corpus)
+                     if request.transport.group_signal else ({}, frozenset(), ""))
             report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group)
             remembered = fates
             report.rounds = round_number
@@ -113,7 +133,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
         if not request.dry_run:
             _remember(memory, library, report, fates, snapshot, moved=bool(user_changed))
-        if report.result is not None and session.credentials.library_type == "group":
+        if (report.result is not None and session.credentials.library_type == "group"
+                and request.transport.group_signal):
             _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
             memory.store_group(library, snapshot.version, me, name,
                                {key: me for key in report.result.created_keys.values()} if me else {},

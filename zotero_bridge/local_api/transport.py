@@ -1,0 +1,65 @@
+"""`zotrec sync --library zotero:local[:URL]`: how the one sync plan reaches the desktop (web/sync.py `Transport`).
+
+`open` gives a LocalSession and the sync cache of this database (partitioned by Zotero-Server-ID: local
+versions mean nothing in another database); `snapshot` reads the whole library each run, trash included,
+and stores it in that cache, so the plan sees the desktop exactly as the Web API path sees a synced library.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from zotero_bridge.local_api.session import LocalSession
+from zotero_bridge.sources.base import SourceOptions
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100
+
+
+def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any]:
+    """The session (Zotero found, server id known, library chosen) and its cache."""
+    from zotero_bridge.web.cache import WebCache, cache_path
+
+    session = LocalSession(endpoint, options)
+    try:
+        library_type, path_id = "user", "0"
+        if options.group and options.group.strip().casefold() not in ("user", "my library"):
+            from zotero_bridge.sources.local import _group_id
+
+            library_type, path_id = "group", _group_id(session.zot, session.endpoint, options.group.strip())
+        session.use_library(library_type, path_id)
+    except BaseException:
+        session.close()
+        raise
+    target = session.credentials
+    cache = WebCache(cache_path(f"zotero-local:{target.server_id}", target.library_type, target.path_id,
+                                options.cache_dir))
+    return session, cache
+
+
+def read_snapshot(session: LocalSession, cache: Any):
+    """Every top-level item (trash flagged) and collection, as one Snapshot at the library's local version."""
+    from zotero_bridge.sources.web import Snapshot
+
+    zot = session.zot
+    items = session.call("reading items", lambda: zot.everything(zot.top(limit=PAGE_SIZE, includeTrashed=1)))
+    version = session.last_version or 0
+    collections = session.call("reading collections", lambda: zot.everything(zot.collections(limit=PAGE_SIZE)))
+    rows = [row["data"] for row in items if isinstance(row, dict) and isinstance(row.get("data"), dict)]
+    folders = [row["data"] for row in collections if isinstance(row, dict) and isinstance(row.get("data"), dict)]
+    for data in rows:
+        if data.get("deleted") is True:  # Zotero's item.toJSON writes true where the Web API sends 1
+            data["deleted"] = 1
+    cache.replace_all(rows, folders, version)
+    log.info("Read %d items and %d collections from the desktop (local version %d).", len(rows), len(folders),
+             version)
+    return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(rows))
+
+
+def local_transport(endpoint: str = ""):
+    """The Transport web/sync.py's run_sync takes for `--library zotero:local[:URL]`."""
+    from zotero_bridge.web.sync import Transport
+
+    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False)

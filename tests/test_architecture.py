@@ -100,10 +100,12 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "zotero_bridge.zotero_api": ("recommender", "recommender.store", "zotero_bridge"),
     "zotero_bridge.sources": ("recommender", "recommender.formats", "recommender.corpus", "zotero_bridge",
                               "zotero_bridge.zotero_api"),
+    "zotero_bridge.local_api": ("recommender", "recommender.store", "zotero_bridge", "zotero_bridge.zotero_api",
+                                "zotero_bridge.sources"),  # the desktop's local API: the same calls as zotero_api
     "zotero_bridge.feedback": ("recommender", "recommender.store", "recommender.scoring", "zotero_bridge",
                                "zotero_bridge.zotero_api", "zotero_bridge.sources"),
     "zotero_bridge.sync": ("recommender", "recommender.scoring", "zotero_bridge", "zotero_bridge.zotero_api",
-                           "zotero_bridge.sources", "zotero_bridge.feedback"),
+                           "zotero_bridge.sources", "zotero_bridge.local_api", "zotero_bridge.feedback"),
     "zotero_bridge.render": ("recommender", "recommender.formats"),
     "zotero_bridge.cli": ("*",),  # every room listed before it
     "zotero_bridge.__main__": ("zotero_bridge.cli",),  # `python -m zotero_bridge`

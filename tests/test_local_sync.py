@@ -18,10 +18,10 @@ from recommender.corpus.readers import load_corpus
 from tests.fake_local_api import FakeLocalZotero
 from zotero_bridge.cli.main import cli
 from zotero_bridge.local_api.keys import KeyStore, key_file
-from zotero_bridge.local_api.transport import local_transport
+from zotero_bridge.sync.run import local_transport
 from zotero_bridge.sources import SourceOptions
-from zotero_bridge.web.client import RetryPolicy
-from zotero_bridge.web.sync import SyncRequest, run_sync
+from recommender.retry import RetryPolicy
+from zotero_bridge.sync.run import SyncRequest, run_sync
 
 from .conftest import SHARED
 from .test_sync import corpus_rows

@@ -92,13 +92,13 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
 
 def sync_transport(library: str):
     """--library zotero:web (the Web API) or zotero:local[:URL] (the desktop's local API)."""
-    from zotero_bridge.web.sync import WEB_API
+    from zotero_bridge.sync.run import WEB_API
 
     if library == "zotero:web":
         return WEB_API
     if library == "zotero:local" or library.startswith("zotero:local:"):
         from zotero_bridge.local_api.session import LocalSession
-        from zotero_bridge.local_api.transport import local_transport
+        from zotero_bridge.sync.run import local_transport
 
         endpoint = library[len("zotero:local:"):]
         LocalSession(endpoint).close()  # Zotero off, switched off or 7–9: said in one line before any scoring

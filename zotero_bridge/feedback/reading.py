@@ -46,7 +46,8 @@ def web_argument(spec: str) -> str | None:
 def read_web_view(argument: str, options) -> SqliteLibrary:
     """The Web API library as the sync cache holds it (the read just brought it up to date; no request)."""
     from zotero_bridge.feedback.fates import LibraryView
-    from zotero_bridge.sources.web import collection_paths, open_session
+    from zotero_bridge.sources.web import open_session
+    from zotero_bridge.zotero_api.collection_path import collection_paths
 
     session, cache = open_session(options, argument)
     try:

@@ -158,7 +158,7 @@ class LocalSession:
              library_version: int | None = None) -> dict[str, Any]:
         """POST ≤50 objects to /{users|groups}/{id}/{path}: authorize on 401, wait out a 429's Retry-After;
         returns the successful/unchanged/failed map."""
-        from zotero_bridge.web.client import WriteConflict
+        from zotero_bridge.zotero_api.client import WriteConflict
 
         url = f"{self.endpoint}/{self.zot.library_type}/{self.zot.library_id}/{path}"
         headers = {"Content-Type": "application/json", "Zotero-Server-ID": self.credentials.server_id}

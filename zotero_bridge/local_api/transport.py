@@ -20,7 +20,7 @@ PAGE_SIZE = 100
 
 def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any]:
     """The session (Zotero found, server id known, library chosen) and its cache."""
-    from zotero_bridge.web.cache import WebCache, cache_path
+    from zotero_bridge.zotero_api.cache import WebCache, cache_path
 
     session = LocalSession(endpoint, options)
     try:
@@ -41,7 +41,7 @@ def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any
 
 def read_snapshot(session: LocalSession, cache: Any):
     """Every top-level item (trash flagged) and collection, as one Snapshot at the library's local version."""
-    from zotero_bridge.sources.web import Snapshot
+    from zotero_bridge.zotero_api.snapshot import Snapshot
 
     zot = session.zot
     items = session.call("reading items", lambda: zot.everything(zot.top(limit=PAGE_SIZE, includeTrashed=1)))
@@ -56,10 +56,3 @@ def read_snapshot(session: LocalSession, cache: Any):
     log.info("Read %d items and %d collections from the desktop (local version %d).", len(rows), len(folders),
              version)
     return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(rows))
-
-
-def local_transport(endpoint: str = ""):
-    """The Transport web/sync.py's run_sync takes for `--library zotero:local[:URL]`."""
-    from zotero_bridge.web.sync import Transport
-
-    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False)

@@ -48,6 +48,13 @@ class Transport:
 WEB_API = Transport()
 
 
+def local_transport(endpoint: str = "") -> Transport:
+    """The desktop's local API (`--library zotero:local[:URL]`, Zotero 10 and later)."""
+    from zotero_bridge.local_api.transport import open_local, read_snapshot
+
+    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False)
+
+
 @dataclass
 class SyncRequest:
     """What the user asked for; `papers` is the loaded corpus."""
@@ -59,10 +66,10 @@ class SyncRequest:
     dry_run: bool = False
     aggregation: str = DEFAULT_AGGREGATION
     representation: str = "tfidf"
-    model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
+    model: Any = None  # a dense collaborative model, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
     recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
-    transport: Transport = WEB_API  # local_api.transport.local_transport(URL) for zotero:local
+    transport: Transport = WEB_API  # local_transport(URL) for zotero:local
 
 
 @dataclass

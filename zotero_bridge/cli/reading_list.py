@@ -77,12 +77,12 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
 
         write_output(render_export(recs, fmt), output, inputs)
         return
-    context = list_context(libraries, corpus_paths, features, model, len(read.items))
+    context = list_context(libraries, corpus_paths, features, recommender, len(read.items))
     write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
 
 
-def list_context(libraries, corpus_paths, features, model, items):
-    """The HTML page's header: what was ranked against what, and how (`model` as `scoring` made it)."""
+def list_context(libraries, corpus_paths, features, recommender, items):
+    """The HTML page's header: what was ranked against what, and how."""
     from zotero_bridge.cli.common import default_corpus_paths
     from zotero_bridge.render.html_page import ListContext
 
@@ -93,20 +93,19 @@ def list_context(libraries, corpus_paths, features, model, items):
     else:
         corpus = "the bundled ICML 2025 list with the seed abstracts"
     return ListContext(library=", ".join(libraries), corpus=corpus, features=features,
-                       model=_model_label(model), library_items=items)
+                       model=_model_label(features, recommender), library_items=items)
 
 
-def _model_label(model) -> str:
-    """'' (content only), or what the scores combine: a Fusion's weighted signals and its collaborative data."""
-    if model is None:
+def _model_label(features: str, recommender) -> str:
+    """'' (content only), or the signals the scores fuse and the collaborative model's data."""
+    weights, model = recommender.weights, recommender.model
+    if weights is None:
         return ""
-    weights = getattr(model, "weights", None)
     names = {"lexical": "tf-idf top5", "learned": "per-user linear model", "collaborative": "collaborative part"}
-    parts = [label for name, label in names.items() if getattr(weights, name, 0) > 0]
-    inner = getattr(model, "model", None) if weights is not None else model
-    data = getattr(inner, "provenance", {}).get("data", "") if inner is not None else ""
-    label = "dense top5 fused with " + ", ".join(parts) if parts else "content with a collaborative part"
-    return label + (f" (trained on {data})" if data else "")
+    parts = [label for name, label in names.items()
+             if getattr(weights, name) > 0 and (name != "collaborative" or model is not None)]
+    data = model.provenance.get("data", "") if model is not None else ""
+    return f"{features} {recommender.base} fused with " + ", ".join(parts) + (f" (trained on {data})" if data else "")
 
 
 @click.command("library")

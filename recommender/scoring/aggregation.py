@@ -176,9 +176,11 @@ def _best_rows(library_rows, paper_rows, shown: int, budget_mb: float) -> tuple[
         best_rows = np.concatenate([best_rows, first + columns], axis=1)
         best_sims = np.concatenate([best_sims, np.take_along_axis(sims, columns, axis=1)], axis=1)
         chosen = _largest(best_sims, shown)
-        best_rows, best_sims = np.take_along_axis(best_rows, chosen, axis=1), np.take_along_axis(best_sims, chosen, axis=1)
+        best_rows = np.take_along_axis(best_rows, chosen, axis=1)
+        best_sims = np.take_along_axis(best_sims, chosen, axis=1)
     order = np.lexsort((best_rows, -best_sims), axis=1)  # by similarity, descending, then by row
-    return np.take_along_axis(best_rows, order, axis=1), np.take_along_axis(best_sims, order, axis=1).astype(np.float64)
+    best_sims = np.take_along_axis(best_sims, order, axis=1).astype(np.float64)
+    return np.take_along_axis(best_rows, order, axis=1), best_sims
 
 
 def _largest(values: np.ndarray, keep: int) -> np.ndarray:

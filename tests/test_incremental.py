@@ -13,7 +13,7 @@ import pytest
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.incremental import IncrementalScorer
 from recommender.scoring.ranking import Recommender
-from tests.rankings import assert_same_ranking
+from tests.rankings import FUSED_ATOL, assert_same_ranking
 from tests.rankings import from_recommendations as ranked
 
 
@@ -49,6 +49,10 @@ def library(count: int, start: int = 0) -> list[LibraryItem]:
     items = [LibraryItem(key=f"K{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 7) % 12]} paper {i}")
              for i in range(start, start + count)]
     return items + [LibraryItem(key="dup", title=items[0].title)]  # a tie with the first item
+
+
+def assert_same_fused(got, want):
+    assert_same_ranking(got, want, score_atol=FUSED_ATOL)
 
 
 def full_run(items, aggregation="top5", top_n=20):
@@ -174,14 +178,14 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged(tmp_path, monkeypat
     scorer = fused(state)
     first = library(400)
     grown = first + library(7, start=3000)[:7]
-    assert_same_ranking(ranked(scorer.recommend(first, top_n=0)), ranked(fused().recommend(first, top_n=0)))
+    assert_same_fused(ranked(scorer.recommend(first, top_n=0)), ranked(fused().recommend(first, top_n=0)))
     hashed.clear()
-    assert_same_ranking(ranked(scorer.recommend(grown, top_n=0)), ranked(fused().recommend(grown, top_n=0)))
+    assert_same_fused(ranked(scorer.recommend(grown, top_n=0)), ranked(fused().recommend(grown, top_n=0)))
     assert hashed[0] == 7  # the kept run hashed only the new texts (the fresh run then hashed all of them)
     with np.load(next(tmp_path.glob("*.npz")), allow_pickle=False) as data:
         assert data["signal_lexical-top5"].shape == (len(CORPUS), 5)
     hashed.clear()
-    assert_same_ranking(ranked(scorer.recommend(grown[:100], top_n=0)), ranked(fused().recommend(grown[:100], top_n=0)))
+    assert_same_fused(ranked(scorer.recommend(grown[:100], top_n=0)), ranked(fused().recommend(grown[:100], top_n=0)))
     assert hashed[0] == 100  # not a prefix of the kept library: everything again
 
 
@@ -231,7 +235,7 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept(tmp_pat
     for (items, owner), wanted in zip(runs, expected):
         fits.clear()
         model.calls.clear()
-        assert_same_ranking(ranked(scorer.recommend(owner or items, profile=items, top_n=0)), wanted)
+        assert_same_fused(ranked(scorer.recommend(owner or items, profile=items, top_n=0)), wanted)
         seen.append((len(fits), [calls for calls in model.calls if calls != len(CORPUS)], sorted(state.reused_values)))
     factors = "factors-" + hashlib.sha256(StubFactors.cache_id.encode()).hexdigest()[:16]
     assert seen == [
@@ -304,8 +308,9 @@ def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
     unsampled = np.setdiff1d(np.arange(50), positives)
     changed = rows.copy()
     changed[unsampled] += 1
-    assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
-                          learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))
+    scores = learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5))
+    assert np.allclose(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)), scores,
+                       rtol=1e-6, atol=1e-6 * np.abs(scores).max())  # BLAS noise at most (another CPU's kernel)
     key = learned.inputs_digest(rows, corpus, corpus, negatives, positives=positives)
     assert key == learned.inputs_digest(changed, corpus, corpus, negatives, positives=positives)
     assert key == learned.inputs_digest(rows[positives], corpus, corpus, negatives)  # hashed as the chosen rows

@@ -150,8 +150,9 @@ def merge_top_values(previous: TopValues, new: TopValues | None, aggregation: st
 
 def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = DEFAULT_AGGREGATION, *,
                 budget_mb: float = CHUNK_BUDGET_MB) -> tuple[np.ndarray, np.ndarray]:
-    """(library rows, similarities) of the best-matching items of the chosen papers, best first; equal
-    similarities put the earlier row first. Only the chosen papers' similarities are computed.
+    """(library rows, similarities) of the best-matching items of the chosen papers, best first (the
+    earlier row first among equal similarities; which of the items tied with the last one shown is
+    named is not defined). Only the chosen papers' similarities are computed.
 
     The reasons are the same under every aggregation; `aggregation` is accepted for the callers.
     """

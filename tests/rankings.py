@@ -53,8 +53,8 @@ def same_reasons(got, want, close=None) -> bool:
     start = 0
     for end in range(1, len(want) + 1):
         if end == len(want) or not close(want[end][1], want[start][1]):
-            ties_beyond = end == len(want) == REASONS_KEPT
-            if not ties_beyond and sorted(key for key, _ in got[start:end]) != sorted(key for key, _ in want[start:end]):
+            named, wanted = sorted(key for key, _ in got[start:end]), sorted(key for key, _ in want[start:end])
+            if named != wanted and not end == len(want) == REASONS_KEPT:  # the last run: ties beyond it
                 return False
             start = end
     return True

@@ -71,7 +71,8 @@ def test_scores_and_reasons_equal_the_reference(rows, n_items, aggregation):
     library, corpus = rows[0][:n_items], rows[1]
     scores, full = reference(library, corpus, aggregation)
     for budget_mb in (0.001, 0.05, 32):  # two-column chunks, ~145-column chunks, one chunk
-        assert_same_scores(top_values(library, corpus, aggregation, budget_mb=budget_mb).scores(aggregation), scores)
+        values = top_values(library, corpus, aggregation, budget_mb=budget_mb)
+        assert_same_scores(values.scores(aggregation), scores)
         every = aggregate(library, corpus, aggregation, budget_mb=budget_mb)
         assert_same_scores(every.scores, scores)
         assert_same_reasons(every.reason_rows, every.reason_similarities, full, np.arange(90))

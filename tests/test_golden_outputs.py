@@ -47,15 +47,13 @@ def printed_rows(text: str, fmt: str) -> list[tuple[str, str | None, list[tuple[
     """A printed reading list → (the rest of the row, the printed score, [(reason, printed similarity)])."""
     if fmt == "jsonl":  # numbers rounded to SCORE_DECIMALS places, trailing zeros dropped
         rows = [json.loads(line) for line in text.splitlines()]
-        return [(json.dumps({k: v for k, v in row.items() if k not in ("score", "reasons")}),
-                 f"{row['score']:.{SCORE_DECIMALS}f}",
+        return [(_rest(row), f"{row['score']:.{SCORE_DECIMALS}f}",
                  [(f"{r['key']} {r['title']}", f"{r['similarity']:.{SCORE_DECIMALS}f}") for r in row["reasons"]])
                 for row in rows]
     if fmt == "csv":
         lines = text.splitlines(keepends=True)
         rows = list(csv.DictReader(lines))
-        return [(lines[0], None, [])] + [(json.dumps({k: v for k, v in row.items() if k not in ("score", "reasons")}),
-                                          row["score"], printed_reasons(row["reasons"])) for row in rows]
+        return [(lines[0], None, [])] + [(_rest(row), row["score"], printed_reasons(row["reasons"])) for row in rows]
     assert fmt == "markdown"
     blocks = []
     for block in text.split("\n\n"):
@@ -63,8 +61,12 @@ def printed_rows(text: str, fmt: str) -> list[tuple[str, str | None, list[tuple[
         because = re.search(r"^   Because you saved: (.*)$", block, re.MULTILINE)
         rest = block.replace(score.group(0), "") if score else block
         rest = rest.replace(because.group(0), "") if because else rest
-        blocks.append((rest, score.group(1) if score else None, printed_reasons(because.group(1)) if because else []))
+        blocks.append((rest, score and score.group(1), printed_reasons(because.group(1)) if because else []))
     return blocks
+
+
+def _rest(row: dict) -> str:
+    return json.dumps({key: value for key, value in row.items() if key not in ("score", "reasons")})
 
 
 def printed_reasons(text: str) -> list[tuple[str, str]]:
@@ -87,10 +89,10 @@ def assert_same_printout(got: str, want: str, fmt: str, where: str) -> None:
     unit in the last place; reasons as in tests/rankings.py (ties may be named in any order)."""
     got_rows, want_rows = printed_rows(got, fmt), printed_rows(want, fmt)
     assert len(got_rows) == len(want_rows), f"{where}: {len(got_rows)} rows, not {len(want_rows)}"
-    for number, ((text, score, reasons), (want_text, want_score, want_reasons)) in enumerate(zip(got_rows, want_rows)):
-        assert text == want_text, f"{where}, row {number}"
-        assert same_printed(score, want_score), f"{where}, row {number}: score {score} != {want_score}"
-        assert same_reasons(reasons, want_reasons, same_printed), f"{where}, row {number}: {reasons} != {want_reasons}"
+    for number, (mine, theirs) in enumerate(zip(got_rows, want_rows)):
+        assert mine[0] == theirs[0], f"{where}, row {number}"
+        assert same_printed(mine[1], theirs[1]), f"{where}, row {number}: score {mine[1]} != {theirs[1]}"
+        assert same_reasons(mine[2], theirs[2], same_printed), f"{where}, row {number}: {mine[2]} != {theirs[2]}"
 
 
 @needs_shared

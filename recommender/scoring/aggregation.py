@@ -66,9 +66,9 @@ def kept(aggregation: str, n_items: int) -> int:
     return min(max(parse_aggregation(aggregation)[1], REASONS_KEPT), n_items)
 
 
-def _chunk_width(n_papers: int, budget_mb: float) -> int:
-    """Library columns per chunk: a (papers × columns) float32 block within the budget."""
-    return max(1, int(budget_mb * 2**20) // (4 * max(n_papers, 1)))
+def _chunk_width(n_papers: int, budget_mb: float, bytes_per_pair: int = 4) -> int:
+    """Library columns per chunk: a (papers × columns) block within the budget."""
+    return max(1, int(budget_mb * 2**20) // (bytes_per_pair * max(n_papers, 1)))
 
 
 def _keep_largest(values: np.ndarray, keep: int) -> np.ndarray:
@@ -100,6 +100,7 @@ def top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION
             total += sims.sum(axis=1)  # a mean needs no best values; its reasons are found afterwards
         else:
             best = _keep_largest(np.concatenate([best, _keep_largest(sims, keep)], axis=1), keep)
+        del sims  # freed before the next block is made
     best = np.ascontiguousarray(np.sort(best, axis=1)[:, ::-1])
     return TopValues(best=best, total=total, n_items=n_items)
 
@@ -170,12 +171,13 @@ def _best_rows(library_rows, paper_rows, shown: int, budget_mb: float) -> tuple[
     """Each paper row's `shown` most similar library rows and their similarities, best first."""
     best_rows = np.zeros((paper_rows.shape[0], 0), dtype=np.int64)
     best_sims = np.zeros((paper_rows.shape[0], 0), dtype=np.float32)
-    width = _chunk_width(paper_rows.shape[0], budget_mb)
+    width = _chunk_width(paper_rows.shape[0], budget_mb, 12)  # float32 similarities, argpartition's int64 indices
     for first in range(0, library_rows.shape[0], width):
         sims = cosine(paper_rows, library_rows[first : first + width])
         columns = _largest(sims, shown)
         best_rows = np.concatenate([best_rows, first + columns], axis=1)
         best_sims = np.concatenate([best_sims, np.take_along_axis(sims, columns, axis=1)], axis=1)
+        del sims, columns  # freed before the next block is made
         chosen = _largest(best_sims, shown)
         best_rows = np.take_along_axis(best_rows, chosen, axis=1)
         best_sims = np.take_along_axis(best_sims, chosen, axis=1)

@@ -1,4 +1,5 @@
-"""The fixed library and corpus behind tests/test_golden_outputs.py, and the outputs it compares.
+"""The fixed library and corpus behind tests/test_golden_outputs.py, and the outputs it compares
+(stored in tests/data/; it needs ../shared for the CiteULike titles of the library).
 
 Regenerate the golden file (only when an output change is intended, and say so in the commit):
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD python -m tests.golden_outputs
@@ -12,18 +13,18 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-GOLDEN = REPO / "tests" / "golden" / "reading_lists.json"
+GOLDEN = REPO / "tests" / "data" / "reading_lists.json"
 LIBRARY_SIZE = 300
 CORPUS_SIZE = 300
-# (features, aggregation, top_n): API-level exact outputs (float.hex) for each
+# (features, aggregation, top_n): API-level outputs for each (floats stored in hex, compared up to float noise)
 API_VARIANTS = [
     ("dense", "top5", 20), ("dense", "max", 20), ("dense", "mean", 20), ("dense", "top3", 20),
     ("dense", "top10", 0), ("tfidf", "top5", 20), ("tfidf", "mean", 0), ("hybrid", "top5", 20),
 ]
-# tf-idf on a library larger than one aggregation chunk (2,048 rows), ties across the chunk boundary
+# tf-idf on a larger library whose repeated titles (2,030-2,059) tie with earlier rows
 BIG_VARIANTS = [("tfidf", "top5", 0), ("tfidf", "mean", 30), ("tfidf", "max", 30)]
 BIG_LIBRARY_SIZE = 2600
-# whole `zotrec reading-list` commands whose stdout must not change by a byte
+# whole `zotrec reading-list` commands whose printed text must not change (numbers: beyond rounding)
 CLI_VARIANTS = [
     ("dense", "top5", "20", "jsonl"), ("dense", "max", "0", "csv"), ("tfidf", "top3", "15", "markdown"),
 ]
@@ -60,7 +61,7 @@ def write_inputs(folder: Path) -> tuple[Path, Path]:
 
 
 def api_outputs(library: Path, corpus: Path, variants=API_VARIANTS, prefix: str = "") -> dict[str, list[str]]:
-    """Each API variant's ranking: one line per paper, id, exact score and exact reasons."""
+    """Each API variant's ranking: one line per paper, rank, id, score and reasons (floats in hex)."""
     from recommender.corpus.readers import load_corpus
     from recommender.scoring.ranking import Recommender
     from zotero_bridge.sources.files import read_library_file

@@ -91,8 +91,8 @@ def test_each_user_gets_exactly_the_reading_list(lab, tmp_path, top):
         assert [r["reasons"] for r in rows] == [e["reasons"] for e in expected]
 
 
-def test_equal_to_reading_list_on_the_icml_titles(lab, tmp_path, shared):
-    corpus = shared / "data" / "icml2025" / "papers.jsonl"
+def test_equal_to_reading_list_on_the_icml_titles(lab, tmp_path):
+    corpus = REPO / "recommender" / "data" / "icml2025.jsonl"  # the bundled list
     result = score("--libraries", lab / "alice.bib", lab / "dave.jsonl", "--corpus", corpus, "-n", 50)
     assert result.exit_code == 0, result.output
     users = by_user(list(csv.DictReader(io.StringIO(result.stdout))))

@@ -1,4 +1,5 @@
-"""The incremental re-run and the prepared-corpus cache give exactly a full run's output."""
+"""The incremental re-run and the prepared-corpus cache give a full run's output: the same papers in the
+same order with the same reasons, scores equal up to float noise (tests/rankings.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.incremental import IncrementalScorer
 from recommender.scoring.ranking import Recommender
+from tests.rankings import FUSED_ATOL, assert_same_ranking
+from tests.rankings import from_recommendations as ranked
 
 
 class HashVectors:
@@ -48,8 +51,8 @@ def library(count: int, start: int = 0) -> list[LibraryItem]:
     return items + [LibraryItem(key="dup", title=items[0].title)]  # a tie with the first item
 
 
-def ranked(recs):
-    return [(r.rank, r.paper.id, r.score.hex(), [(x.item_key, x.similarity.hex()) for x in r.reasons]) for r in recs]
+def assert_same_fused(got, want):
+    assert_same_ranking(got, want, score_atol=FUSED_ATOL)
 
 
 def full_run(items, aggregation="top5", top_n=20):
@@ -64,9 +67,9 @@ def test_adding_items_scores_only_them_and_gives_a_full_runs_output(tmp_path, ag
     scorer = Recommender(CORPUS, representation=encoder, aggregation=aggregation, incremental=state)
     first = library(2100)
     grown = first + library(10, start=5000)[:10]
-    assert ranked(scorer.recommend(first, top_n=25)) == full_run(first, aggregation, 25)
+    assert_same_ranking(ranked(scorer.recommend(first, top_n=25)), full_run(first, aggregation, 25))
     seen = encoder.seen
-    assert ranked(scorer.recommend(grown, top_n=25)) == full_run(grown, aggregation, 25)
+    assert_same_ranking(ranked(scorer.recommend(grown, top_n=25)), full_run(grown, aggregation, 25))
     assert encoder.seen - seen == 10  # only the new texts were embedded
     assert state.reused_items == (0 if aggregation == "mean" else 2101)  # mean sums again (rows still reused)
 
@@ -78,12 +81,13 @@ def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
     scorer.recommend(items)
     edited = list(items)
     edited[3] = LibraryItem(key="K3", title="an edited title about reward policy")
-    assert ranked(scorer.recommend(edited, top_n=0)) == full_run(edited, top_n=0)
+    assert_same_ranking(ranked(scorer.recommend(edited, top_n=0)), full_run(edited, top_n=0))
     assert state.reused_items == 0
     removed = items[:200] + items[201:]
-    assert ranked(scorer.recommend(removed)) == full_run(removed)
+    assert_same_ranking(ranked(scorer.recommend(removed)), full_run(removed))
     assert state.reused_items == 0
-    assert ranked(scorer.recommend(removed + library(3, start=900))) == full_run(removed + library(3, start=900))
+    grown = removed + library(3, start=900)
+    assert_same_ranking(ranked(scorer.recommend(grown)), full_run(grown))
     assert state.reused_items == len(removed)
 
 
@@ -96,7 +100,8 @@ def test_the_state_is_private_and_a_damaged_one_only_costs_time(tmp_path, caplog
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     path.write_bytes(path.read_bytes()[:300])
     with caplog.at_level(logging.WARNING):
-        assert ranked(scorer.recommend(items + library(2, start=70))) == full_run(items + library(2, start=70))
+        grown = items + library(2, start=70)
+        assert_same_ranking(ranked(scorer.recommend(grown)), full_run(grown))
     assert "damaged" in caplog.text
 
 
@@ -156,7 +161,7 @@ def test_runs_preparing_the_same_corpus_at_once_leave_one_whole_entry(tmp_path):
     assert loaded.papers == papers and loaded.matrix.tobytes() == matrix.tobytes()
 
 
-def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, monkeypatch):
+def test_the_fused_scores_lexical_values_are_kept_and_merged(tmp_path, monkeypatch):
     """With the fused default (here: content + tf-idf lexical + the linear model), a grown library
     hashes only its new texts for the lexical signal, and every score is a full run's."""
     from recommender.features import lexical
@@ -174,14 +179,14 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged_exactly(tmp_path, m
     scorer = fused(state)
     first = library(400)
     grown = first + library(7, start=3000)[:7]
-    assert ranked(scorer.recommend(first, top_n=0)) == ranked(fused().recommend(first, top_n=0))
+    assert_same_fused(ranked(scorer.recommend(first, top_n=0)), ranked(fused().recommend(first, top_n=0)))
     hashed.clear()
-    assert ranked(scorer.recommend(grown, top_n=0)) == ranked(fused().recommend(grown, top_n=0))
+    assert_same_fused(ranked(scorer.recommend(grown, top_n=0)), ranked(fused().recommend(grown, top_n=0)))
     assert hashed[0] == 7  # the kept run hashed only the new texts (the fresh run then hashed all of them)
     with np.load(next(tmp_path.glob("*.npz")), allow_pickle=False) as data:
         assert data["signal_lexical-top5"].shape == (len(CORPUS), 5)
     hashed.clear()
-    assert ranked(scorer.recommend(grown[:100], top_n=0)) == ranked(fused().recommend(grown[:100], top_n=0))
+    assert_same_fused(ranked(scorer.recommend(grown[:100], top_n=0)), ranked(fused().recommend(grown[:100], top_n=0)))
     assert hashed[0] == 100  # not a prefix of the kept library: everything again
 
 
@@ -202,10 +207,10 @@ class StubFactors:
         return np.linalg.solve(factors.T @ factors + np.eye(8), factors.sum(axis=0))
 
 
-def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly(tmp_path, monkeypatch):
+def test_the_linear_models_scores_and_the_collaborative_factors_are_kept(tmp_path, monkeypatch):
     """An unchanged library reuses the linear model's scores (no fit) and every item's factors (none
     mapped); a grown one refits from zero and maps only its new texts; an input the texts do not show
-    (which corpus papers the user owns) refits too. Every output is a full run's, bit for bit."""
+    (which corpus papers the user owns) refits too. Every output is a full run's."""
     from recommender.scoring import learned
     from recommender.scoring.fusion import FusionWeights
 
@@ -231,7 +236,7 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept_exactly
     for (items, owner), wanted in zip(runs, expected):
         fits.clear()
         model.calls.clear()
-        assert ranked(scorer.recommend(owner or items, profile=items, top_n=0)) == wanted
+        assert_same_fused(ranked(scorer.recommend(owner or items, profile=items, top_n=0)), wanted)
         seen.append((len(fits), [calls for calls in model.calls if calls != len(CORPUS)], sorted(state.reused_values)))
     from recommender.scoring.corpus_side import factors_name
 
@@ -313,5 +318,6 @@ def test_the_sample_is_the_one_linear_user_scores_fits(monkeypatch):
     unsampled = np.setdiff1d(np.arange(50), positives)
     changed = rows.copy()
     changed[unsampled] += 1
-    assert np.array_equal(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)),
-                          learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5)))
+    scores = learned.linear_user_scores(rows, corpus, corpus, exclude=np.arange(5))
+    assert np.allclose(learned.linear_user_scores(changed, corpus, corpus, exclude=np.arange(5)), scores,
+                       rtol=1e-6, atol=1e-6 * np.abs(scores).max())  # BLAS noise at most (another CPU's kernel)

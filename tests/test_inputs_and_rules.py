@@ -104,14 +104,14 @@ def test_a_collection_path_picks_that_branch(tmp_path):
     assert [i.key for i in profile_for(items, " Teaching / Chapter 2 ")] == ["B"]
 
 
-def test_corpus_list_and_info_agree(tmp_path, monkeypatch, shared):
+def test_corpus_list_and_info_agree(tmp_path, monkeypatch):
     """Seed abstracts stored beside the titled papers they belong to: `info` counts them merged, and
     `list` used to count the stored rows (3368 against 3333 papers)."""
     monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
     from recommender.corpus.fetch import FetchSettings, fetch_corpus
 
     seeds = sorted(str(p) for p in (REPO / "examples" / "icml2025-seeds").glob("*.txt"))[:5]
-    fetch_corpus("mine", [*seeds, str(shared / "data" / "icml2025" / "papers.jsonl")],
+    fetch_corpus("mine", [*seeds, str(REPO / "recommender" / "data" / "icml2025.jsonl")],
                  FetchSettings(sleep=lambda s: None))
     listed = json.loads(CliRunner().invoke(cli, ["corpus", "list", "--format", "json"]).stdout)
     info = json.loads(CliRunner().invoke(cli, ["corpus", "info", "mine", "--format", "json"]).stdout)

@@ -9,7 +9,8 @@ import pytest
 
 from recommender.text import clean_text
 
-PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "icml2025" / "papers.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+PAPERS = REPO / "recommender" / "data" / "icml2025.jsonl"  # the bundled list
 
 
 @pytest.mark.parametrize(("raw", "shown"), [
@@ -33,8 +34,6 @@ def test_known_titles_and_names(raw, shown):
 
 
 def test_every_latex_title_of_icml_2025_renders_without_markup_or_losses():
-    if not PAPERS.is_file():
-        pytest.skip("../shared/data/icml2025 is not present")
     titles = [json.loads(line)["title"] for line in PAPERS.read_text(encoding="utf-8").splitlines()]
     latex = [t for t in titles if "$" in t or "\\" in t]
     assert len(latex) >= 47
@@ -52,9 +51,9 @@ def test_the_quick_math_path_gives_what_the_latex_renderer_gives():
     from recommender import text
     from recommender.formats.bibtex import parse_bibtex
 
-    sample = PAPERS.parents[2] / "fixtures" / "pmlr-v267" / "icml25-sample.bib"
-    if not PAPERS.is_file() or not sample.is_file():
-        pytest.skip("../shared data or fixtures are not present")
+    sample = REPO.parent / "shared" / "fixtures" / "pmlr-v267" / "icml25-sample.bib"
+    if not sample.is_file():
+        pytest.skip("../shared/fixtures/pmlr-v267 is not present")
     texts = [json.loads(line)["title"] for line in PAPERS.read_text(encoding="utf-8").splitlines()]
     for entry in parse_bibtex(sample.read_text(encoding="utf-8"), sample)[0]:
         texts += [entry.get("title", ""), entry.get("abstract", "")]

@@ -136,6 +136,14 @@ def read_text(path: str | Path) -> str:
     return text
 
 
+def allow_large_csv_fields() -> None:
+    """Let the csv module read cells as large as an input may be (its default stops at 128 KiB, less than a
+    long reasons cell or a pasted full text); the limit is process-wide in Python."""
+    import csv
+
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_INPUT_BYTES))
+
+
 def load_json(text: str, path: str | Path, what: str):
     """JSON text → data; invalid or absurdly nested JSON is one InputError naming the file (and line)."""
     import json

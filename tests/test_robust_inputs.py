@@ -9,7 +9,6 @@ import shutil
 import pytest
 
 from recommender.errors import InputError
-from recommender.formats.textfile import read_input_bytes
 
 from .conftest import REPO, SEEDS
 from .robust_cli import error_lines, zotrec
@@ -76,6 +75,8 @@ def test_batch_reports_the_fifo_user_and_scores_the_others(fifo, tmp_path):
 
 
 def test_a_file_over_the_limit_is_refused(tmp_path):
+    from recommender.formats.textfile import read_input_bytes
+
     path = tmp_path / "big.bib"
     path.write_bytes(b"@article{a, title={x}}\n" * 10)
     assert read_input_bytes(path, limit=1000) == path.read_bytes()

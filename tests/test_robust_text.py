@@ -9,8 +9,6 @@ import shutil
 
 import pytest
 
-from recommender.formats.output import safe_json, safe_text
-
 from .conftest import REPO, SEEDS
 from .robust_cli import error_lines, zotrec
 
@@ -63,6 +61,8 @@ def test_score_outputs_hold_no_control_or_bidi_character(hostile, tmp_path, fmt)
 
 
 def test_json_keeps_the_text_as_escapes():
+    from recommender.formats.output import safe_json, safe_text
+
     document = safe_json(json.dumps({"t": "a\u202eb\x9bc"}, ensure_ascii=False))
     assert RAW.findall(document) == [] and json.loads(document) == {"t": "a\u202eb\x9bc"}
     assert safe_text("a\x1b[31mb\u202ec\udce9") == "a [31mbc\ufffd"

@@ -100,18 +100,6 @@ def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
         os.close(descriptor)
 
 
-def check_input_file(path: str | Path) -> None:
-    """Refuse a path that exists but is not a regular file (for readers that open files themselves, e.g.
-    SQLite); a missing file is left to the reader, which names it."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return
-    kind = input_kind(mode)
-    if kind is not None:
-        raise _refuse(kind, path)
-
-
 def _too_large(limit: int, path: str | Path) -> InputError:
     return InputError(f"is larger than {limit >> 20} MB, the most zotrec reads from one file", path=path)
 

@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from recommender.corpus.readers import MAX_ABSTRACT_CHARS
-from recommender.formats.textfile import check_input_file
 from recommender.items import Skipped
 from recommender.text import title_key
 from zotero_bridge.errors import SourceError
@@ -77,7 +76,6 @@ def _read_one(spec: str, options: SourceOptions) -> LibraryRead:
     if path.is_dir() and (path / "zotero.sqlite").is_file():  # the Zotero data folder itself
         path = path / "zotero.sqlite"
     if path.suffix.lower() in SQLITE_SUFFIXES:
-        check_input_file(path)  # a FIFO or a device named *.sqlite: refused, never opened
         return _scheme_reader("zotero:sqlite")(str(path), options)
     items, skipped = read_library_file(path)
     return LibraryRead(items=items, skipped=skipped, sources=[spec])

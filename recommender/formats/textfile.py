@@ -93,7 +93,7 @@ def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
         if hasattr(os, "set_blocking"):
             os.set_blocking(descriptor, True)
         with open(descriptor, "rb", closefd=False) as handle:
-            return _read_bounded(handle, limit, path)
+            return _read_bounded(handle, limit, path, status.st_size)
     except OSError as error:
         raise InputError(f"cannot read ({error.strerror})", path=path) from None
     finally:
@@ -101,15 +101,23 @@ def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
 
 
 def _too_large(limit: int, path: str | Path) -> InputError:
-    return InputError(f"is larger than {limit >> 20} MB, the most zotrec reads from one file", path=path)
+    return InputError(f"is larger than {limit / 2**20:g} MB, the most zotrec reads from one file", path=path)
 
 
-def _read_bounded(handle: BinaryIO, limit: int, path: str | Path) -> bytes:
-    """At most `limit` bytes; one more means the file is too large (a file may grow while being read)."""
-    data = handle.read(limit + 1)
-    if len(data) > limit:
+def _read_bounded(handle: BinaryIO, limit: int, path: str | Path, expected: int = 0) -> bytes:
+    """At most `limit` bytes: a regular file in one read of its size, then (it may grow, or be a pipe) 1 MiB at
+    a time; one byte more than `limit` means it is too large."""
+    parts = [handle.read(min(expected, limit) + 1)] if expected else []
+    total = sum(map(len, parts))
+    while total <= limit:
+        part = handle.read(min(1 << 20, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    if total > limit:
         raise _too_large(limit, path)
-    return data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_text(path: str | Path) -> str:

@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,6 +59,33 @@ def test_a_second_writer_is_refused_naming_the_first(lab, tmp_path):
     assert result.returncode == 0, error_lines(result)
     assert {line.split(",")[0] for line in out.read_text().splitlines()[1:]} == {"alice", "bob"}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no lock file left
+
+
+def test_two_score_runs_on_one_out_do_not_interleave(tmp_path):
+    """A real first run, frozen (SIGSTOP) while it holds --out: the second is refused naming it, and the
+    first, continued, writes every user exactly once."""
+    many = tmp_path / "many"
+    many.mkdir()
+    for number in range(300):
+        shutil.copy(LIBRARY, many / f"user{number:03d}.bib")
+    out = tmp_path / "scores.csv"
+    command = [sys.executable, "-m", "zotero_bridge", "-q", "score", "--features", "tfidf", *map(str, CORPUS),
+               "-n", "3", "--out", str(out), "--libraries", str(many)]
+    first = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE,
+                             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    try:
+        while not (out.exists() and out.stat().st_size) and first.poll() is None:
+            time.sleep(0.005)
+        first.send_signal(signal.SIGSTOP)  # it holds the file, mid-run
+        assert first.poll() is None, "the first run ended before it could be paused"
+        second = score("--out", out, "--libraries", many)
+        first.send_signal(signal.SIGCONT)
+        assert second.returncode == 1 and f"pid {first.pid}" in error_lines(second)[-1], error_lines(second)
+        assert first.wait(timeout=600) == 0, first.stderr.read()
+    finally:
+        first.kill()
+    users = [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
+    assert len(users) == 300 * 3 and len(set(users)) == 300
 
 
 def test_resuming_a_csv_with_a_cell_over_128_kib(lab, tmp_path):

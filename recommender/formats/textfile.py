@@ -61,7 +61,8 @@ def input_kind(mode: int) -> str | None:
 
 
 def _refuse(kind: str, path: str | Path) -> InputError:
-    return InputError(f"is {kind}, not a regular file (give a file, or '-' for standard input)", path=path)
+    hint = "" if kind == "a folder" else " (zotrec reads regular files, or '-' for standard input)"
+    return InputError(f"is {kind}, not a file{hint}", path=path)
 
 
 def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:

@@ -23,12 +23,11 @@ DEADLINE_ENV = "ZOTREC_DEADLINE_S"
 
 
 def default_deadline() -> float:
-    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds (every server zotrec asks)."""
-    try:
-        value = float(os.environ.get(DEADLINE_ENV, ""))
-    except ValueError:
-        return DEADLINE_S
-    return value if value > 0 else DEADLINE_S
+    """DEADLINE_S, or $ZOTREC_DEADLINE_S when it is a positive number of seconds (every server zotrec asks);
+    any other value is one warning naming it."""
+    from recommender.environment import positive_number
+
+    return positive_number(DEADLINE_ENV, DEADLINE_S)
 
 
 def retry_after(value: str | None) -> float | None:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from recommender.errors import RecommenderError
-from recommender.formats.output import spreadsheet_safe, spreadsheet_unsafe
+from recommender.formats.output import OutputLock, safe_json, spreadsheet_safe, spreadsheet_unsafe
+from recommender.formats.textfile import allow_large_csv_fields
 from recommender.items import Recommendation
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def reasons_text(rec: Recommendation) -> str:
 def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> str:
     """All of one user's rows as one string (written in a single call)."""
     if fmt == "jsonl":
-        return "".join(
+        return safe_json("".join(
             json.dumps(
                 {
                     "user": user,
@@ -64,7 +65,7 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
             )
             + "\n"
             for rec in recs
-        )
+        ))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for rec in recs:
@@ -106,6 +107,7 @@ def scan_existing(path: Path, fmt: str, on_row: Callable[[dict], None] | None = 
     `on_row` sees every row of the users counted as done (to rebuild a group summary).
     """
     state = ResumeState()
+    allow_large_csv_fields()  # a reasons or title cell may be over the csv module's 128 KiB default
     lines = list(_complete_lines(path))
     if fmt == "csv":
         if not lines or lines[0][1] != csv_header().rstrip("\n"):
@@ -119,7 +121,7 @@ def scan_existing(path: Path, fmt: str, on_row: Callable[[dict], None] | None = 
     for number, (offset, line) in enumerate(lines, start=2 if fmt == "csv" else 1):
         try:
             row = _parse_line(line, fmt, f"{path}:{number}")
-        except (ValueError, StopIteration) as error:
+        except (ValueError, StopIteration, csv.Error) as error:
             raise BatchOutputError(f"{path}:{number}: not a zotrec {fmt} score row ({error}); "
                                    "choose another --out or pass --overwrite") from None
         if row["user"] != current:
@@ -152,7 +154,11 @@ def _complete_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 class ScoreWriter:
-    """Appends user blocks to a score file (or a stream), resuming what an earlier run finished."""
+    """Appends user blocks to a score file (or a stream), resuming what an earlier run finished.
+
+    A file has one writer at a time (`OutputLock`: a second run is refused, naming the first's pid); a write
+    that fails (a full disk) is one line saying that the users written before are kept.
+    """
 
     def __init__(self, target: str | Path | IO[str], fmt: str = "csv", *, overwrite: bool = False,
                  on_resumed_row: Callable[[dict], None] | None = None) -> None:
@@ -161,9 +167,16 @@ class ScoreWriter:
         self.fmt = fmt
         self.resumed = ResumeState()
         self.path: Path | None = None
+        self._lock: OutputLock | None = None
+        self._failed = False
+        self.users_written = 0
         if isinstance(target, (str, Path)):
             self.path = Path(target)
-            self._handle = self._open_file(overwrite, on_resumed_row)
+            try:
+                self._handle = self._open_file(overwrite, on_resumed_row)
+            except BaseException:
+                self._unlock()
+                raise
         else:
             self._handle = target
             if fmt == "csv":
@@ -175,36 +188,68 @@ class ScoreWriter:
         from recommender.formats.output import check_output_path
 
         check_output_path(path)  # never a Zotero database or a folder
-        if path.exists() and path.stat().st_size and not overwrite:
-            self.resumed = scan_existing(path, self.fmt, on_resumed_row)
-            with path.open("r+b") as raw:
-                raw.truncate(self.resumed.keep_bytes)
-            log.info("Resuming %s: %d users already scored", path, len(self.resumed.done))
-            return path.open("a", encoding="utf-8", newline="")
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = path.open("w", encoding="utf-8", newline="")
-        if self.fmt == "csv":
-            handle.write(csv_header())
-            handle.flush()
+        if path.is_file() or not path.exists():  # a device or a pipe (/dev/stdout) has no file to guard
+            self._lock = OutputLock(path).acquire()  # before reading or cutting what an earlier run wrote
+        try:
+            if path.exists() and path.stat().st_size and not overwrite:
+                self.resumed = scan_existing(path, self.fmt, on_resumed_row)
+                with path.open("r+b") as raw:
+                    raw.truncate(self.resumed.keep_bytes)
+                log.info("Resuming %s: %d users already scored", path, len(self.resumed.done))
+                return path.open("a", encoding="utf-8", newline="")
+            handle = path.open("w", encoding="utf-8", newline="")
+            if self.fmt == "csv":
+                handle.write(csv_header())
+                handle.flush()
+        except OSError as error:
+            raise self._failure(error) from None
         return handle
 
     def write_block(self, block: str) -> None:
         """One user's rows in one write, flushed so a later kill cannot tear an earlier user."""
-        if block:
+        if not block:
+            return
+        try:
             self._handle.write(block)
             self._handle.flush()
+        except OSError as error:
+            self._failed = True
+            raise self._failure(error) from None
+        self.users_written += 1
+
+    def _failure(self, error: OSError) -> BatchOutputError:
+        kept = len(self.resumed.done) + self.users_written
+        return BatchOutputError(f"{self.path}: cannot write ({error.strerror or error}); the {kept} users "
+                                "written before are kept, and a re-run with the same --out resumes after them")
 
     def close(self) -> None:
-        if self.path is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
+        if self.path is None:
+            return
+        try:
+            if not self._failed:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+        except OSError as error:
+            self._failed = True
+            raise self._failure(error) from None
+        finally:
+            try:
+                self._handle.close()
+            except OSError:
+                pass  # the failure was reported; what reached the disk is what a re-run resumes from
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def render_table(rows: Sequence[dict], fmt: str) -> str:
     """Plain rows (such as the group summary) as CSV with a header, or JSON Lines."""
     if fmt == "jsonl":
-        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return safe_json("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     out = io.StringIO()
     if rows:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")

@@ -8,6 +8,8 @@ with the number of users. Each user's ranking is the one `Recommender.recommend`
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -155,12 +157,40 @@ def _score_chunk(job: _Job, chunk: Sequence[tuple[str, Any]]) -> list[UserResult
 _WORKER_JOB: _Job | None = None
 
 
-def _init_worker(job: _Job, rebuild: Callable[[], Recommender] | None) -> None:
+def _init_worker(job: _Job, rebuild: Callable[[], Recommender] | None, parent: int) -> None:
     """Take the parent's scorer, or build a fresh one when the parent's cannot cross a fork."""
     global _WORKER_JOB
+    _end_with_parent(parent)
     if rebuild is not None:
         job = _Job(BatchScorer(rebuild(), top_n=job.scorer.top_n), job.load, job.fmt)
     _WORKER_JOB = job
+
+
+def _end_with_parent(parent: int) -> None:
+    """A worker ends at once and quietly when its parent is gone (killed, or its terminal closed), rather
+    than print a BrokenPipe traceback when it sends its next result; Ctrl-C is left to the parent, which
+    stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:  # PR_SET_PDEATHSIG: the kernel kills this process when the parent dies
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    else:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(0)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(0)
 
 
 def _worker_chunk(chunk: Sequence[tuple[str, Any]]) -> list[UserResult]:
@@ -184,7 +214,7 @@ def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with context.Pool(jobs, initializer=_init_worker, initargs=(job, rebuild)) as pool:
+    with context.Pool(jobs, initializer=_init_worker, initargs=(job, rebuild, os.getpid())) as pool:
         for results in pool.imap(_worker_chunk, _chunks(pairs, chunk_users)):
             yield from results
 
@@ -224,16 +254,16 @@ def score_libraries(
     group = GroupSummary(scorer.corpus, group_name) if group_summary else None
     writer = ScoreWriter(output, fmt, overwrite=overwrite, on_resumed_row=group.add_row if group else None)
     summary.output = writer.path
-    done = set(writer.resumed.done)
-    if group is not None:
-        group.members = len(done)
-        _count_saved(scorer, load, [(user, source) for user, source in pairs if user in done], group)
-    todo = [(user, source) for user, source in pairs if user not in done]
-    summary.resumed, summary.rows = len(pairs) - len(todo), writer.resumed.rows
-    if progress:
-        progress(summary.resumed, summary.users)
-    results = _results(_Job(scorer, load, fmt), todo, chunk_users, jobs, rebuild)
-    try:
+    try:  # the writer holds the output's lock: let go of it whatever happens
+        done = set(writer.resumed.done)
+        if group is not None:
+            group.members = len(done)
+            _count_saved(scorer, load, [(user, source) for user, source in pairs if user in done], group)
+        todo = [(user, source) for user, source in pairs if user not in done]
+        summary.resumed, summary.rows = len(pairs) - len(todo), writer.resumed.rows
+        if progress:
+            progress(summary.resumed, summary.users)
+        results = _results(_Job(scorer, load, fmt), todo, chunk_users, jobs, rebuild)
         for count, result in enumerate(results, start=1):
             _record(result, writer, summary, group)
             if progress:

@@ -15,7 +15,7 @@ from typing import Any
 from recommender.corpus.store import json_rows, resolve_corpus_path
 from recommender.errors import InputError
 from recommender.formats.bibtex import parse_bibtex
-from recommender.formats.textfile import read_text
+from recommender.formats.textfile import allow_large_csv_fields, read_text
 from recommender.items import Paper, Skipped
 from recommender.text import clean_text, derived_title, doi_key, text_id, title_key
 
@@ -179,6 +179,7 @@ def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
 
 def _read_csv(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     """CSV with a header row naming at least `title` or `abstract`; authors split on ';'."""
+    allow_large_csv_fields()  # a long abstract or a pasted full text in one cell is over 128 KiB
     reader = csv.DictReader(io.StringIO(text, newline=""))
     papers, skipped = [], []
     try:

@@ -7,12 +7,18 @@ goes through here. The rules:
   or other SQLite database, is refused with a one-line error;
 - a link is written through (its target changes, the link stays a link);
 - a device, FIFO or socket (/dev/stdout, a named pipe) is written in place, never renamed over;
-- a regular file is replaced atomically (a temporary file beside it, fsync, rename) and keeps its mode.
+- a regular file is replaced atomically (a temporary file beside it, fsync, rename) and keeps its mode; a full
+  disk or a read-only folder is one line naming the path, the old file left whole and no temporary file behind;
+- a file that is appended to and resumed (`score --out`) has one writer at a time (`OutputLock`).
+
+Text from a corpus or a library reaches every output through `safe_text` (or `safe_json` for JSON), so no
+terminal escape, control character or bidi override is written raw.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -27,6 +33,14 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 class OutputRefused(RecommenderError):
     """The output path would destroy something the user needs (an input, a database, a folder)."""
+
+
+class OutputFailed(RecommenderError):
+    """Writing the output failed (a full disk, a read-only folder); the message says what was kept."""
+
+
+class OutputBusy(RecommenderError):
+    """Another process is writing this output file."""
 
 
 def _real(path: str | Path) -> Path:
@@ -88,13 +102,20 @@ def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ())
     except OSError as error:
         raise OutputRefused(f"{output}: cannot write ({error.strerror})") from None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
-        with open(given, "wb") as handle:  # a device or a FIFO: in place, never renamed over
-            handle.write(data)
+        try:
+            with open(given, "wb") as handle:  # a device or a FIFO: in place, never renamed over
+                handle.write(data)
+        except OSError as error:
+            raise write_failed(output, error, "the output may be incomplete") from None
         return Path(given)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
     if not target.parent.is_dir():
         raise OutputRefused(f"{output}: the folder {target.parent} does not exist")
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    kept = "the old file is unchanged" if existing is not None else "nothing was written"
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise write_failed(output, error, kept) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -102,20 +123,106 @@ def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ())
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, target)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise write_failed(output, error, kept) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
 
 
+def write_failed(output: str | Path, error: OSError, kept: str) -> OutputFailed:
+    """One line for a failed write: the path, the reason (disk full, read-only …) and what was kept."""
+    return OutputFailed(f"{output}: cannot write ({error.strerror or error}); {kept}")
+
+
+class OutputLock:
+    """One writer per output file: an advisory lock (flock) on a hidden `.NAME.lock` beside the output,
+    holding the writer's pid so that a second run can name it. The kernel drops the lock when the holder
+    dies, so a killed run never blocks the next one. A no-op where flock does not exist (Windows)."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = Path(target)
+        self.path = self.target.with_name(f".{self.target.name}.lock")
+        self._descriptor: int | None = None
+
+    def acquire(self) -> OutputLock:
+        try:
+            import fcntl
+        except ModuleNotFoundError:
+            return self
+        while self._descriptor is None:
+            try:
+                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except OSError as error:
+                raise write_failed(self.target, error, "nothing was written") from None
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(descriptor, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(descriptor)
+                raise OutputBusy(f"{self.target}: another zotrec run (pid {holder}) is writing it; "
+                                 "wait for it to finish or choose another output") from None
+            if self._still_named(descriptor):  # else a holder removed it while we waited: lock the new one
+                os.ftruncate(descriptor, 0)
+                os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+                self._descriptor = descriptor
+            else:
+                os.close(descriptor)
+        return self
+
+    def _still_named(self, descriptor: int) -> bool:
+        try:
+            return os.path.samestat(os.fstat(descriptor), os.stat(self.path))
+        except FileNotFoundError:
+            return False
+
+    def release(self) -> None:
+        """Remove the lock file, then let go (in this order, so no one locks a file that is being removed)."""
+        if self._descriptor is not None:
+            self.path.unlink(missing_ok=True)
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
+# C0 controls but tab and newline, DEL, C1 controls; the bidi embeddings, overrides and isolates; lone
+# surrogates (the undecodable bytes of a file name). Tab and newline are left to each format.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # json escapes C0 itself
+
+
+def _replacement(match: re.Match) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"
+    return "" if "\u202a" <= char <= "\u2069" else " "
+
+
+def safe_text(text: object) -> str:
+    """Text from a corpus or a library fit for a terminal, Markdown, HTML or CSV: control characters (ESC,
+    BEL, NUL, C1) become a space, bidi overrides are dropped, undecodable bytes become U+FFFD."""
+    return _UNSAFE.sub(_replacement, str(text if text is not None else ""))
+
+
+def safe_json(document: str) -> str:
+    """Serialised JSON with DEL, C1 controls and bidi overrides written as \\u escapes (the data is kept,
+    nothing acts on a terminal) and undecodable bytes as U+FFFD."""
+    return _JSON_UNSAFE.sub(lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff"
+                            else f"\\u{ord(m.group()):04x}", document)
+
+
 SPREADSHEET_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def spreadsheet_safe(cell: object) -> object:
-    """A CSV cell a spreadsheet will not evaluate: text starting with = + - @, a tab or a CR gets a leading
-    apostrophe (the OWASP rule; Excel, LibreOffice and Google Sheets then show it as text). Numbers pass."""
-    if isinstance(cell, str) and cell.startswith(SPREADSHEET_TRIGGERS):
-        return "'" + cell
+    """A CSV cell made `safe_text` and one a spreadsheet will not evaluate: text starting with = + - @, a tab
+    or a CR gets a leading apostrophe (the OWASP rule; Excel, LibreOffice and Google Sheets then show it as
+    text). Numbers pass."""
+    if isinstance(cell, str):
+        cell = safe_text(cell)
+        if cell.startswith(SPREADSHEET_TRIGGERS):
+            return "'" + cell
     return cell
 
 

@@ -1,14 +1,21 @@
-"""Reading user-supplied text files: one place for missing files, empty files and encodings."""
+"""Reading user-supplied text files: one place for missing files, odd files, sizes and encodings."""
 
 from __future__ import annotations
 
 import codecs
 import logging
+import os
+import stat
+import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from recommender.errors import InputError
 
 log = logging.getLogger(__name__)
+
+MAX_INPUT_BYTES = 512 << 20  # the most read from one library or corpus file (README, Safety): far above any export
+STDIN = "-"
 
 
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -44,27 +51,94 @@ def decode_text(data: bytes, path: str | Path) -> str:
     return text
 
 
-def read_text(path: str | Path) -> str:
-    """Read a text file, decoded by `decode_text` (BOM, UTF-8, then the Windows-1252 fallback)."""
-    path = Path(path)
+def input_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ('a named pipe (FIFO)', …); None for a regular file."""
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _refuse(kind: str, path: str | Path) -> InputError:
+    hint = "" if kind == "a folder" else " (zotrec reads regular files, or '-' for standard input)"
+    return InputError(f"is {kind}, not a file{hint}", path=path)
+
+
+def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of an input the user named: a regular file, or '-' for standard input, at most `limit` bytes.
+
+    The file is opened without blocking and checked with fstat before any read, so a FIFO with no writer,
+    a device (/dev/zero) or a folder is refused in one line, never waited on or read without end.
+    """
+    if str(path) == STDIN:
+        return _read_bounded(sys.stdin.buffer, limit, "standard input")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        if path.is_dir():
-            raise InputError("is a folder, not a file", path=path)
-        data = path.read_bytes()
+        descriptor = os.open(path, flags)
     except FileNotFoundError:
         raise InputError("no such file", path=path) from None
     except PermissionError:
         raise InputError("permission denied", path=path) from None
     except IsADirectoryError:
-        raise InputError("is a folder, not a file", path=path) from None
+        raise _refuse("a folder", path) from None
     except OSError as error:
         raise InputError(f"cannot read ({error.strerror})", path=path) from None
+    try:
+        status = os.fstat(descriptor)
+        kind = input_kind(status.st_mode)
+        if kind is not None:
+            raise _refuse(kind, path)
+        if status.st_size > limit:
+            raise _too_large(limit, path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        with open(descriptor, "rb", closefd=False) as handle:
+            return _read_bounded(handle, limit, path, status.st_size)
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=path) from None
+    finally:
+        os.close(descriptor)
+
+
+def _too_large(limit: int, path: str | Path) -> InputError:
+    return InputError(f"is larger than {limit / 2**20:g} MB, the most zotrec reads from one file", path=path)
+
+
+def _read_bounded(handle: BinaryIO, limit: int, path: str | Path, expected: int = 0) -> bytes:
+    """At most `limit` bytes: a regular file in one read of its size, then (it may grow, or be a pipe) 1 MiB at
+    a time; one byte more than `limit` means it is too large."""
+    parts = [handle.read(min(expected, limit) + 1)] if expected else []
+    total = sum(map(len, parts))
+    while total <= limit:
+        part = handle.read(min(1 << 20, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    if total > limit:
+        raise _too_large(limit, path)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def read_text(path: str | Path) -> str:
+    """Read a text input (`read_input_bytes`), decoded by `decode_text` (BOM, UTF-8, then Windows-1252)."""
+    shown = "standard input" if str(path) == STDIN else path
+    data = read_input_bytes(path)
     if not data.strip():
-        raise InputError("file is empty", path=path)
-    text = decode_text(data, path)
+        raise InputError("file is empty", path=shown)
+    text = decode_text(data, shown)
     if not text.strip():
-        raise InputError("file is empty", path=path)
+        raise InputError("file is empty", path=shown)
     return text
+
+
+def allow_large_csv_fields() -> None:
+    """Let the csv module read cells as large as an input may be (its default stops at 128 KiB, less than a
+    long reasons cell or a pasted full text); the limit is process-wide in Python."""
+    import csv
+
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_INPUT_BYTES))
 
 
 def load_json(text: str, path: str | Path, what: str):

@@ -14,6 +14,7 @@ from typing import Any
 
 from recommender.batch.output import render_table
 from recommender.batch.runner import BatchSummary, score_libraries
+from recommender.formats.output import safe_text
 from recommender.items import LibraryItem
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 from zotero_bridge.errors import SourceError
@@ -29,6 +30,7 @@ def user_libraries(paths: Sequence[str | Path], outputs: Sequence[str | Path] = 
     """User id (the file stem) → library file; a folder stands for every supported file in it
     except zotrec's own `outputs` (a score file kept in the folder is not read back as a user)."""
     users: dict[str, str] = {}
+    renamed: list[str] = []
     ours = {os.path.realpath(p) for p in outputs}
     for given in map(Path, paths):
         if given.is_dir():
@@ -40,11 +42,23 @@ def user_libraries(paths: Sequence[str | Path], outputs: Sequence[str | Path] = 
         else:
             files = [given]  # a missing or unreadable file is that user's failure, reported later
         for path in files:
-            if path.stem in users:
-                raise SourceError(f"{path}: user id '{path.stem}' is also {users[path.stem]} "
+            user = user_id(path)
+            if user != path.stem:
+                renamed.append(f"{safe_text(path)} → '{user}'")
+            if user in users:
+                raise SourceError(f"{safe_text(path)}: user id '{user}' is also {safe_text(users[user])} "
                                   "(user ids are file stems and must be unique)")
-            users[path.stem] = str(path)
+            users[user] = str(path)
+    if renamed:  # one line however many
+        log.warning("%d library file names are not plain text (not UTF-8, or control characters): their rows "
+                    "name the user with U+FFFD or spaces instead; first: %s", len(renamed), renamed[0])
     return users
+
+
+def user_id(path: Path) -> str:
+    """The file stem as text any output can hold: undecodable bytes of a name that is not UTF-8 become
+    U+FFFD and control characters spaces, so such a library is scored rather than sinking the batch."""
+    return safe_text(path.stem)
 
 
 def load_user_library(path: str) -> list[LibraryItem]:

@@ -26,8 +26,10 @@ _NOTES: list[str] = []  # this run's notices, said as one line at the end (see `
 
 class _StderrFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        from recommender.formats.output import safe_text  # no escape sequence from a title reaches the terminal
+
         prefix = "Warning: " if record.levelno >= logging.WARNING else ""
-        return prefix + record.getMessage()
+        return safe_text(prefix + record.getMessage())
 
 
 # Loggers whose INFO lines are notices (said once per run), folded into the closing line unless -v.
@@ -95,10 +97,10 @@ def friendly_errors(command):
             result = command(*args, **kwargs)
             flush_notes()
             return result
-        except RecommenderError as error:
-            raise click.ClickException(str(error)) from None
-        except (ValueError, OSError) as error:
-            raise click.ClickException(str(error)) from None
+        except (RecommenderError, ValueError, OSError) as error:
+            from recommender.formats.output import safe_text
+
+            raise click.ClickException(safe_text(error)) from None
 
     return wrapper
 

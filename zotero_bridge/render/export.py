@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Sequence
 
+from recommender.formats.output import safe_json, safe_text
 from recommender.items import Paper, Recommendation
 
 log = logging.getLogger(__name__)
@@ -27,19 +28,19 @@ _BIBTEX_SPECIALS = {"\\": r"{\textbackslash}", "{": r"\{", "}": r"\}", "$": r"\$
                     "%": r"\%", "&": r"\&", "#": r"\#", "_": r"\_", "~": r"{\textasciitilde}"}
 _UNBALANCED_BRACES = {"{": r"{\textbraceleft}", "}": r"{\textbraceright}"}
 _BIBTEX_ESCAPE = re.compile("|".join(re.escape(c) for c in _BIBTEX_SPECIALS))
-# control characters from a corpus would make the file unreadable as text (Zotero's import and ours refuse NUL)
-_NON_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_:.-]+")
 
 
 def render_export(recs: Sequence[Recommendation], fmt: str) -> str:
     """The text of an import file in `fmt` (one of EXPORT_FORMATS)."""
+    # control characters from a corpus would make the file unreadable as text (Zotero's import and ours
+    # refuse NUL), and an escape sequence or a bidi override must not reach whoever views the file
     if fmt == "bibtex":
-        return _NON_TEXT.sub("", to_bibtex(recs))
+        return safe_text(to_bibtex(recs))
     if fmt == "ris":
-        return _NON_TEXT.sub("", to_ris(recs))
-    if fmt == "csljson":  # json.dumps escapes control characters itself
-        return to_csljson(recs)
+        return safe_text(to_ris(recs))
+    if fmt == "csljson":
+        return safe_json(to_csljson(recs))
     raise ValueError(f"unknown export format '{fmt}' (use {', '.join(EXPORT_FORMATS)})")
 
 

@@ -5,20 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import shutil
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from recommender.formats.output import spreadsheet_safe
+from recommender.formats.output import safe_json, safe_text, spreadsheet_safe
 from recommender.items import LibraryItem, Recommendation, Skipped
 from zotero_bridge.render.html_page import ListContext, render_html_page
 from zotero_bridge.render.safe import markdown_link, markdown_text
 
 READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
 SCORE_DECIMALS = 4
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def recommendation_row(rec: Recommendation) -> dict[str, Any]:
@@ -55,9 +53,9 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
     """Render a ranked list in `fmt` (one of READING_LIST_FORMATS); the table fits `width` columns
     (default: the terminal's, or $COLUMNS)."""
     if fmt == "json":
-        return json.dumps([recommendation_row(r) for r in recs], ensure_ascii=False, indent=2) + "\n"
+        return safe_json(json.dumps([recommendation_row(r) for r in recs], ensure_ascii=False, indent=2) + "\n")
     if fmt == "jsonl":
-        return "".join(json.dumps(recommendation_row(r), ensure_ascii=False) + "\n" for r in recs)
+        return safe_json("".join(json.dumps(recommendation_row(r), ensure_ascii=False) + "\n" for r in recs))
     if fmt == "csv":
         return _csv(recs)
     if fmt == "markdown":
@@ -112,10 +110,17 @@ def _markdown(recs: Sequence[Recommendation], title: str) -> str:
 def _rich_to_text(renderable: Any, width: int | None = None) -> str:
     from rich.console import Console
 
-    width = width or shutil.get_terminal_size(fallback=(100, 24)).columns
+    width = width or terminal_width()
     console = Console(file=io.StringIO(), width=max(40, width), force_terminal=False, color_system=None)
     console.print(renderable)
     return console.file.getvalue()
+
+
+def terminal_width() -> int:
+    """$COLUMNS when it is a positive whole number (a bad value is one warning naming it), else the terminal's."""
+    from recommender.environment import positive_number
+
+    return int(positive_number("COLUMNS", shutil.get_terminal_size(fallback=(100, 24)).columns, int))
 
 
 def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str:
@@ -148,8 +153,9 @@ def _short_url(url: str) -> str:
 
 
 def _plain(text: str) -> str:
-    """Terminal-safe: no control characters (an escape sequence in a title must not reach the terminal)."""
-    return _CONTROLS.sub(" ", text or "")
+    """Terminal-safe: no control characters or bidi overrides (an escape sequence in a title must not reach
+    the terminal)."""
+    return safe_text(text or "")
 
 
 def library_row(item: LibraryItem) -> dict[str, Any]:
@@ -181,7 +187,7 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
             "skipped": [{"where": s.where, "reason": s.reason} for s in skipped],
             "summary": {"items": len(items), "skipped": skipped_summary(skipped)},
         }
-        return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        return safe_json(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     from rich.table import Table
     from rich.text import Text
 
@@ -195,5 +201,5 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
             item.doi, ", ".join(item.tags), ", ".join(item.collections))))
     text = _rich_to_text(table)
     summary = skipped_summary(skipped)
-    text += "Skipped: " + (", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"
+    text += "Skipped: " + _plain(", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"
     return text

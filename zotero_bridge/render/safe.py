@@ -1,8 +1,9 @@
 """Text from a corpus or a library made safe for the page it lands on: links, Markdown, HTML.
 
 Everything a corpus or a library holds is untrusted (a shared .bib, a corpus someone else built): a link is
-kept only when it is http(s) with a host, Markdown and HTML special characters are escaped, and CSV cells
-go through `recommender.formats.output.spreadsheet_safe`.
+kept only when it is http(s) with a host, Markdown and HTML special characters are escaped, control
+characters and bidi overrides are removed (`recommender.formats.output.safe_text`, the one rule for every
+output), and CSV cells go through `recommender.formats.output.spreadsheet_safe`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import html
 import re
 from urllib.parse import quote, urlsplit
+
+from recommender.formats.output import safe_text
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&])")
 _LINE_START = re.compile(r"^(\d*)([-+.)])")
@@ -34,7 +37,7 @@ def safe_url(url: object) -> str | None:
 
 def markdown_text(text: object) -> str:
     """Literal text in Markdown: every character Markdown or inline HTML would act on is escaped."""
-    flat = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text or "").split()))
+    flat = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(safe_text(text or "").split()))
     return _LINE_START.sub(r"\1\\\2", flat)  # '- x', '+ x', '1. x' would start a list on their own line
 
 
@@ -48,7 +51,8 @@ def markdown_link(text: object, url: object) -> str:
 
 
 def html_text(text: object) -> str:
-    return html.escape(str(text or ""), quote=True)
+    """Literal text in HTML: escaped, without control characters or bidi overrides."""
+    return html.escape(safe_text(text or ""), quote=True)
 
 
 def html_link(text: object, url: object, **attributes: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from recommender.errors import InputError
 from recommender.formats.bibtex import parse_bibtex
-from recommender.formats.textfile import load_json, read_text
+from recommender.formats.textfile import STDIN, load_json, read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
 from zotero_bridge.sources.zotero_json import (
@@ -40,7 +40,12 @@ CSL_TYPES = {
 NON_REGULAR_CSL = {"note", "attachment"}
 
 
-def library_format(path: Path) -> str:
+def library_format(path: Path, text: str = "") -> str:
+    """The export format, by suffix; standard input ('-') by its first character (@ BibTeX, [ CSL-JSON, { JSON
+    Lines, else RIS)."""
+    if str(path) == STDIN:
+        start = text.lstrip()[:1]
+        return {"@": "bibtex", "[": "csljson", "{": "jsonl"}.get(start, "ris")
     suffix = path.suffix.lower()
     formats = {".bib": "bibtex", ".bibtex": "bibtex", ".ris": "ris", ".json": "csljson",
                ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -66,8 +71,8 @@ def _shape_checked(reader: Callable[[Mapping, str, int], LibraryItem | Skipped])
 def read_library_file(path: str | Path) -> tuple[list[LibraryItem], list[Skipped]]:
     """Read one export file; entries that cannot be used come back as Skipped with a reason."""
     path = Path(path)
-    text = read_text(path)  # first, so a missing file or a folder is named as such
-    results = _READERS[library_format(path)](text, path)
+    text = read_text(path)  # first, so a missing file, a folder or a device is named as such
+    results = _READERS[library_format(path, text)](text, path)
     items = [r for r in results if isinstance(r, LibraryItem)]
     skipped = [r for r in results if isinstance(r, Skipped)]
     return items, skipped

@@ -6,7 +6,6 @@ on the time spent without an answer. Callers say what a failed try means and wor
 from __future__ import annotations
 
 import math
-import os
 import random
 import time
 from collections.abc import Callable

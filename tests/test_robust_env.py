@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from recommender.corpus.http import DEADLINE_S, default_deadline
+from recommender.retry import DEADLINE_S, default_deadline
 
 from .conftest import REPO, SEEDS
 from .robust_cli import error_lines, zotrec

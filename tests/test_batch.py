@@ -132,7 +132,8 @@ def tiny_model(shared, tmp_path):
     """A small collaborative model: ALS on random saves of 300 CiteULike titles, saved as .npz."""
     from scipy import sparse
 
-    from recommender.collaborative.model import ALSSettings, train_collaborative
+    from recommender.collaborative.model import ALSSettings
+    from recommender.evaluation.tfidf_peer import train_collaborative
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from recommender.collaborative.model import ALSSettings, CollaborativeModel, train_collaborative
+from recommender.collaborative.model import ALSSettings, CollaborativeModel
+from recommender.evaluation.tfidf_peer import train_collaborative
 from recommender.errors import InputError
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.blend import blend, choose_blend_weight, standardise

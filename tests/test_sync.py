@@ -258,7 +258,8 @@ def test_the_api_key_never_shows(zotero_server, corpus_file):
 def test_model_option_plans_the_same_hybrid_ranking_as_reading_list(zotero_server, corpus_file, shared, tmp_path):
     from scipy import sparse
 
-    from recommender.collaborative.model import ALSSettings, train_collaborative
+    from recommender.collaborative.model import ALSSettings
+    from recommender.evaluation.tfidf_peer import train_collaborative
 
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:300]
     saves = sparse.random(40, 300, density=0.05, random_state=0, format="csr")

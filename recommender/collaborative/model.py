@@ -1,8 +1,8 @@
-"""The collaborative model: implicit ALS on who-saved-what, and a map from text to item factors for new papers.
+"""ALS on who-saved-what (`fit_als`, `confidence`, `ALSSettings`: shared by the dense model), the tf-idf
+rows of the text, and the retired tf-idf collaborative model's class and file format.
 
-New papers (ICML 2025) have no saves, so implicit would give them an all-zero factor. Instead a
-ridge regression learned on the training items predicts an item's factor from its tf-idf row, and
-a user's vector is folded in (ALS closed form) from the predicted factors of their own items.
+`zotrec train` no longer makes the tf-idf model (evaluation/tfidf_peer.py trains it as a peer); its
+class stays here while reading-list still reads such files.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -110,26 +109,14 @@ class TextFeatures:
         transformer.n_features_in_ = len(idf)
 
 
-def fit_text_map(rows: sparse.csr_matrix, targets: np.ndarray, regularization: float) -> tuple:
-    """Ridge from tf-idf rows to item factors, on the columns that occur (others would weigh 0).
-
-    Returns (columns, weights of shape (columns, factors), intercept of shape (factors,)).
-    """
-    from sklearn.linear_model import Ridge
-
-    columns = np.unique(rows.indices)
-    ridge = Ridge(alpha=regularization, fit_intercept=True, solver="sparse_cg", tol=1e-4)
-    ridge.fit(rows[:, columns], targets)
-    return columns, ridge.coef_.T.astype(np.float32), ridge.intercept_.astype(np.float32)
-
-
 @dataclass
 class CollaborativeModel:
     """What scoring new papers needs: the text map, the fold-in terms, and how the model was made.
 
     Attributes
     ----------
-    map_columns, map_weights, map_intercept : the ridge text → factor map (see fit_text_map).
+    map_columns, map_weights, map_intercept : the ridge text → factor map
+        (evaluation/tfidf_peer.py fit_text_map).
     item_gram : (factors, factors) Σ over training items of v vᵀ, for the ALS fold-in.
     fold_in_confidence : the typical confidence of a saved item, used when folding a user in.
     idf : the training items' idf, one value per hashed feature.
@@ -252,36 +239,6 @@ def _check_shapes(settings: ALSSettings, arrays: dict[str, np.ndarray]) -> None:
     ]
     if not all(checks):
         raise ValueError("arrays of the wrong shape")
-
-
-def train_collaborative(
-    interactions: sparse.csr_matrix, texts: Sequence[str], settings: ALSSettings | None = None
-) -> CollaborativeModel:
-    """ALS on the interactions, then the text map fitted on the items that have saves."""
-    settings = settings or ALSSettings()
-    started = time.perf_counter()
-    user_factors, item_factors = fit_als(interactions, settings)
-    features = TextFeatures(settings.n_features, settings.ngram_range)
-    saved = np.flatnonzero(np.asarray(interactions.getnnz(axis=0)) > 0)
-    rows = features.fit([texts[i] for i in saved]).transform(list(texts))
-    columns, weights, intercept = fit_text_map(rows[saved], item_factors[saved], settings.map_regularization)
-    weighted = confidence(interactions, settings)
-    model = CollaborativeModel(
-        settings=settings,
-        map_columns=columns,
-        map_weights=weights,
-        map_intercept=intercept,
-        item_gram=(item_factors[saved].T @ item_factors[saved]).astype(np.float64),
-        fold_in_confidence=1.0 + float(np.median(weighted.data)) if weighted.nnz else 1.0 + settings.alpha,
-        idf=features.idf.copy(),
-        provenance={"users": int(interactions.shape[0]), "items": int(interactions.shape[1]),
-                    "saves": int(interactions.nnz)},
-    )
-    model._features = features
-    model.training_user_factors, model.training_item_factors = user_factors, item_factors
-    model.provenance["seconds"] = round(time.perf_counter() - started, 2)
-    log.debug("trained in %.1f s", model.provenance["seconds"])
-    return model
 
 
 def save_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -357,3 +357,46 @@ def test_trained_dense_model_records_the_adapter_its_weights_were_chosen_with(ci
     weights = default_weights(model)
     assert 0 <= weights.lexical + weights.learned + weights.collaborative <= 1
     assert model.blend_weight == pytest.approx(weights.collaborative, abs=1e-4)
+
+
+def test_the_full_adapter_runs_only_when_asked_and_changes_no_shipped_figure(citeulike_slice):
+    """The default dense run keeps the shipped form's rows and figures and leaves out the full adapter's
+    (experiments/full_adapter.py asks for them)."""
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import run_fold
+    from recommender.evaluation.splits import DenseItems
+
+    data = citeulike_slice
+    args = (data, 0, item_cold_folds(data.n_items)[0], settings_for(data, FAST), "top5")
+    items = DenseItems(_projected_vectors(data), "projected-tfidf")
+    default = run_fold(*args, svm_users=0, items=items)
+    full = run_fold(*args, svm_users=0, items=items, full_adapter=True)
+    research = {"adapted space top5", "zotrec fused, adapted space"}
+    assert set(full.metrics) - set(default.metrics) == research
+    assert "adapter" not in default.blend_weights and "adapter" in full.blend_weights
+    for name, values in default.metrics.items():
+        assert values == pytest.approx(full.metrics[name]), name
+
+
+def test_evaluation_has_one_logistic_regression_and_never_imports_experiments():
+    """Peers and simulations fit scoring/learned.py's regression (no scikit-learn LogisticRegression), and the
+    recommender never reaches into experiments/."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in (root / "recommender" / "evaluation").glob("*.py"):
+        names = {alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert "LogisticRegression" not in names, path
+    for path in (root / "recommender").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(module.split(".")[0] == "experiments" for module in modules), path
+
+
+def test_train_makes_only_the_dense_model():
+    result = CliRunner().invoke(cli, ["train", "--data", "citeulike-a:/nowhere", "-o", "m.npz", "--features", "tfidf"])
+    assert result.exit_code == 2 and "tfidf" in result.output  # the choice is gone: a usage error, no training
+    assert "--features [dense]" in CliRunner().invoke(cli, ["train", "--help"]).output

@@ -21,8 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from recommender.collaborative.datasets import load_dataset  # noqa: E402
-from recommender.evaluation.dense_protocol import dense_report_rows, run_dense_fold  # noqa: E402
-from recommender.evaluation.protocol import item_cold_folds, settings_for  # noqa: E402
+from recommender.evaluation.folds import item_cold_folds, settings_for  # noqa: E402
+from recommender.evaluation.protocol import dense_report_rows, run_fold  # noqa: E402
+from recommender.evaluation.splits import DenseItems  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
 from recommender.scoring.adapter import ADAPTER_BETA  # noqa: E402
 
@@ -34,8 +35,9 @@ def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 
     settings = settings_for(data)
     settings.factors = factors
     started = time.process_time()
-    result = run_dense_fold(data, vectors, fold, item_cold_folds(data.n_items)[fold], settings, MODEL_ID,
-                            aggregation, svm_users, adapter_beta=beta, sample_only=sample_only)
+    result = run_fold(data, fold, item_cold_folds(data.n_items)[fold], settings, aggregation, svm_users,
+                      items=DenseItems(vectors, MODEL_ID), adapter_beta=beta, sample_only=sample_only,
+                      full_adapter=beta > 0)  # the full adapter's rows: experiments/full_adapter.py
     print(json.dumps({"fold": fold, "weights": result.blend_weights, "seconds": result.seconds,
                       "cpu": time.process_time() - started}))
     for name, values in result.metrics.items():

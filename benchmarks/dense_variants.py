@@ -23,20 +23,26 @@ from recommender.collaborative.datasets import load_dataset  # noqa: E402
 from recommender.collaborative.dense_model import fit_dense_map, knn_factors, train_dense_collaborative  # noqa: E402
 from recommender.collaborative.model import ALSSettings  # noqa: E402
 from recommender.scoring.adapter import adapted  # noqa: E402
-from recommender.evaluation.dense_protocol import (  # noqa: E402
-    FUSED_SIGNALS,
-    _aggregate,
-    dense_report_rows,
+from recommender.evaluation.folds import (  # noqa: E402
+    CROSS_FIT_PARTS,
+    VALIDATION_SEED,
+    item_cold_folds,
     recall50,
-    signals,
-    validation_fold,
+    settings_for,
 )
-from recommender.evaluation.protocol import CROSS_FIT_PARTS, VALIDATION_SEED, item_cold_folds, settings_for  # noqa: E402
+from recommender.evaluation.peers import aggregate_similarities  # noqa: E402
+from recommender.evaluation.peers import fused_signals as signals  # noqa: E402
+from recommender.evaluation.protocol import FUSED_SIGNALS, dense_report_rows, validation_fold  # noqa: E402
+from recommender.evaluation.splits import DenseItems  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
 from recommender.scoring.fusion import fuse, stepwise_weights  # noqa: E402
 from recommender.scoring.learned import linear_user_scores  # noqa: E402
 
 STARTED = time.time()
+
+
+def _aggregate(similarity: np.ndarray, positions: list[np.ndarray], aggregation: str) -> np.ndarray:
+    return np.vstack([aggregate_similarities(similarity[p], aggregation) for p in positions]).astype(np.float32)
 
 
 def say(line: str) -> None:
@@ -237,13 +243,13 @@ SWEEPS = {"adapter": sweep_adapter, "maps": sweep_maps, "mlp": sweep_mlp, "als":
 
 
 def main(spec: str, sweep: str, n_users: int = 1500) -> None:
-    from recommender.evaluation.protocol import without_items
+    from recommender.evaluation.folds import without_items
 
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())
     settings = settings_for(data)
     test_items = item_cold_folds(data.n_items)[0]
-    fold = validation_fold(data, vectors, test_items, settings, MODEL_ID)
+    fold = validation_fold(data, test_items, settings, DenseItems(vectors, MODEL_ID))
     sample = np.sort(np.random.default_rng(1).choice(len(fold.users), size=min(n_users, len(fold.users)),
                                                      replace=False))
     fold.users, fold.relevant, fold.user_factors = fold.users[sample], fold.relevant[sample], fold.user_factors[sample]

@@ -5,7 +5,7 @@ hidden and ranked among the 3,330 ICML 2025 titles plus themselves, from the use
 the check `zotrec` runs for a user, with the real corpus as distractors. Rules: dense top3/top5,
 and the fusion (recommender/scoring/fusion.py) of dense topK with tf-idf topK, the per-user linear
 model and the dense collaborative part; and the same fusion in the collaborative adapter's space
-(recommender/evaluation/dense_adapter.py), or with only its linear model in that space. The collaborative model is trained on citeulike-a with
+(experiments/full_adapter.py), or with only its linear model in that space. The collaborative model is trained on citeulike-a with
 every save of every hidden item removed (they are cold, as ICML papers are), and a user's kept items
 get their factors from their nearest *other* training items (never themselves: a Zotero user's items
 are not in CiteULike).
@@ -33,7 +33,7 @@ from recommender.collaborative.dense_model import knn_factors, train_dense_colla
 from recommender.corpus.readers import load_corpus  # noqa: E402
 from recommender.scoring.adapter import ADAPTER_BETA, adapted  # noqa: E402
 from recommender.evaluation.peers import aggregate_similarities  # noqa: E402
-from recommender.evaluation.protocol import settings_for, without_items  # noqa: E402
+from recommender.evaluation.folds import settings_for, without_items  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
 from recommender.features.tfidf import TfidfRepresentation  # noqa: E402
 from recommender.scoring.fusion import fuse  # noqa: E402

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
 from recommender.corpus.readers import load_corpus  # noqa: E402
-from recommender.evaluation.dense_adapter import AdaptedRepresentation  # noqa: E402
+from experiments.full_adapter import AdaptedRepresentation  # noqa: E402
 from recommender.features import make_representation  # noqa: E402
 from recommender.scoring.fusion import FusionWeights  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402

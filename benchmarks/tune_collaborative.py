@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from recommender.collaborative.datasets import load_dataset
-from recommender.collaborative.model import ALSSettings, train_collaborative
-from recommender.evaluation.protocol import (
+from recommender.collaborative.model import ALSSettings
+from recommender.evaluation.folds import (
     VALIDATION_FRACTION,
     VALIDATION_SEED,
     item_cold_folds,
@@ -25,6 +25,7 @@ from recommender.evaluation.protocol import (
     settings_for,
     without_items,
 )
+from recommender.evaluation.tfidf_peer import train_collaborative
 
 
 def main(spec: str, overrides: list[dict]) -> None:

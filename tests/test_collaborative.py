@@ -1,4 +1,4 @@
-"""The collaborative model on tiny known-answer data: ALS, the text → factor map, fold-in, save/load, hybrid."""
+"""The tf-idf collaborative peer on tiny known-answer data: ALS, the text → factor map, fold-in, save/load, blend."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from recommender.collaborative.model import ALSSettings, CollaborativeModel, train_collaborative
+from recommender.collaborative.model import ALSSettings
+from recommender.evaluation.peers import choose_blend_weight, hybrid_scores
+from recommender.evaluation.tfidf_peer import CollaborativeModel, train_collaborative
 from recommender.errors import InputError
-from recommender.items import LibraryItem, Paper
-from recommender.scoring.blend import blend, choose_blend_weight, standardise
-from recommender.scoring.ranking import Recommender
+from recommender.scoring.fusion import standardise
 
 SMALL = ALSSettings(factors=8, iterations=10, alpha=10.0, weighting="binary", regularization=0.1,
                     map_regularization=0.1, n_features=1 << 16, random_state=3)
@@ -106,29 +106,12 @@ def test_load_rejects_other_files(tmp_path):
 def test_standardise_and_blend():
     assert np.allclose(standardise(np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]]))[1], 0.0)
     content, collaborative = np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 30.0])
-    assert np.argmax(blend(content, collaborative, 0.0)) == 0
-    assert np.argmax(blend(content, collaborative, 1.0)) == 2
+    assert np.argmax(hybrid_scores(content, collaborative, 0.0)) == 0
+    assert np.argmax(hybrid_scores(content, collaborative, 1.0)) == 2
     with pytest.raises(ValueError, match="between 0 and 1"):
-        blend(content, collaborative, 1.5)
+        hybrid_scores(content, collaborative, 1.5)
 
 
 def test_choose_blend_weight_takes_best_then_smaller():
     assert choose_blend_weight(lambda w: -(w - 0.3) ** 2) == 0.3
     assert choose_blend_weight(lambda w: 1.0) == 0.0
-
-
-def test_recommender_with_model_keeps_content_reasons(model):
-    corpus = [Paper(id=str(i), title=title) for i, title in enumerate(
-        ["spectral clustering of graphs", "protein folding enzyme", "community network study", "peptide binding"])]
-    library = [LibraryItem(key="A", title="graph community clustering"), LibraryItem(key="B", title="random walk")]
-    content = Recommender(corpus).recommend(library, top_n=0)
-    model.blend_weight = 0.5
-    hybrid = Recommender(corpus, model=model).recommend(library, top_n=0)
-    by_id = {rec.paper.id: rec for rec in content}
-    assert {rec.paper.id for rec in hybrid} == set(by_id)
-    for rec in hybrid:
-        assert rec.reasons == by_id[rec.paper.id].reasons
-    assert [rec.score for rec in hybrid] != [rec.score for rec in content]
-    model.blend_weight = 0.0
-    assert [r.paper.id for r in Recommender(corpus, model=model).recommend(library, top_n=0)] == \
-        [r.paper.id for r in content]

@@ -12,14 +12,9 @@ from recommender.collaborative.datasets import InteractionData, load_dataset
 from recommender.collaborative.model import ALSSettings
 from recommender.evaluation import peers
 from recommender.evaluation.holdout import evaluate_library_holdout
-from recommender.evaluation.protocol import (
-    evaluate_citeulike,
-    item_cold_folds,
-    prepare_fold,
-    random_floor,
-    ranking_metrics,
-    without_items,
-)
+from recommender.evaluation.folds import item_cold_folds, random_floor, ranking_metrics, without_items
+from recommender.evaluation.protocol import evaluate_citeulike
+from recommender.evaluation.splits import prepare_fold
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.aggregation import aggregate
 from zotero_bridge.cli.main import cli
@@ -202,13 +197,15 @@ def _projected_vectors(data: InteractionData, dim: int = 96) -> np.ndarray:
 
 
 def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike_slice):
-    from recommender.evaluation.dense_protocol import run_dense_fold
-    from recommender.evaluation.protocol import settings_for
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import run_fold
+    from recommender.evaluation.splits import DenseItems
 
     data = citeulike_slice
     test_items = item_cold_folds(data.n_items)[0]
-    result = run_dense_fold(data, _projected_vectors(data), 0, test_items, settings_for(data, FAST),
-                            "projected-tfidf", "top5", svm_users=10, adapter_beta=0.5)
+    result = run_fold(data, 0, test_items, settings_for(data, FAST), "top5", svm_users=10,
+                      items=DenseItems(_projected_vectors(data), "projected-tfidf"), adapter_beta=0.5,
+                      full_adapter=True)
     floor = random_floor(len(test_items))["recall@50"]
     for name in ("dense top5", "logreg, sampled negatives (dense)", "zotrec linear model (dense)",
                  "dense→ALS, ALS user (CTR-like)", "dense→ALS, text user", "zotrec fused (shipped form)",
@@ -226,14 +223,16 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
 
 
 def test_dense_protocol_sample_only_scores_the_svm_users_alone(citeulike_slice):
-    from recommender.evaluation.dense_protocol import run_dense_fold
-    from recommender.evaluation.protocol import settings_for
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import run_fold
+    from recommender.evaluation.splits import DenseItems
 
     data = citeulike_slice
     test_items = item_cold_folds(data.n_items)[0]
-    args = (data, _projected_vectors(data), 0, test_items, settings_for(data, FAST), "projected-tfidf", "top5")
-    full = run_dense_fold(*args, svm_users=12)
-    sampled = run_dense_fold(*args, svm_users=12, sample_only=True)
+    args = (data, 0, test_items, settings_for(data, FAST), "top5")
+    items = DenseItems(_projected_vectors(data), "projected-tfidf")
+    full = run_fold(*args, svm_users=12, items=items)
+    sampled = run_fold(*args, svm_users=12, items=items, sample_only=True)
     assert sampled.users == 12 < full.users
     assert sampled.blend_weights == full.blend_weights  # weights come from the same validation split
     assert set(sampled.metrics) | {"linear SVM (dense)"} == set(sampled.svm_sample) == set(full.svm_sample)
@@ -261,7 +260,7 @@ def test_adapter_space_adds_the_factor_cosine_to_the_content_cosine():
 
 
 def test_adapted_representation_ranks_in_the_adapted_space():
-    from recommender.evaluation.dense_adapter import AdaptedRepresentation
+    from experiments.full_adapter import AdaptedRepresentation
     from recommender.scoring.ranking import Recommender
 
     axis = {"flows": [1.0, 0.0], "series": [0.0, 1.0]}
@@ -306,7 +305,6 @@ def test_dense_vectors_of_a_bag_of_words_are_weighted_word_embeddings():
 
 
 def test_dense_report_has_every_rule_and_formats_as_a_table(citeulike_slice):
-    from recommender.evaluation.dense_protocol import evaluate_citeulike_dense
     from recommender.evaluation.protocol import format_table
 
     vectors = _projected_vectors(citeulike_slice)
@@ -316,8 +314,8 @@ def test_dense_report_has_every_rule_and_formats_as_a_table(citeulike_slice):
         def transform(self, texts):
             return vectors[[index[text] for text in texts]]
 
-    report = evaluate_citeulike_dense(citeulike_slice, Projected(), "projected-tfidf", folds=1, settings=FAST,
-                                      svm_users=5)
+    report = evaluate_citeulike(citeulike_slice, folds=1, settings=FAST, svm_users=5, representation=Projected(),
+                                encoder_id="projected-tfidf")
     table = format_table(report)
     assert report["features"] == "dense (projected-tfidf)"
     for name in ("dense top5", "zotrec fused (shipped form)", "linear SVM (dense)"):
@@ -328,16 +326,17 @@ def test_dense_report_has_every_rule_and_formats_as_a_table(citeulike_slice):
 @pytest.mark.slow
 def test_dense_fold_zero_the_shipped_form_beats_every_peer_rule(shared):
     """The claim of docs/evaluation.md on real data: fold 0 of citeulike-a, MiniLM features (embeds the titles once)."""
-    from recommender.evaluation.dense_protocol import dense_report_rows, run_dense_fold
-    from recommender.evaluation.protocol import settings_for
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import dense_report_rows, run_fold
+    from recommender.evaluation.splits import DenseItems
     from recommender.features.dense import MODEL_ID, DenseRepresentation, dense_available
 
     if not dense_available():
         pytest.skip("the dense packages are not installed")
     data = load_dataset(f"citeulike-a:{shared / 'data' / 'citeulike-a'}")
     vectors = dense_report_rows(data, DenseRepresentation())
-    result = run_dense_fold(data, vectors, 0, item_cold_folds(data.n_items)[0], settings_for(data), MODEL_ID,
-                            "top5", svm_users=0)
+    result = run_fold(data, 0, item_cold_folds(data.n_items)[0], settings_for(data), "top5", svm_users=0,
+                      items=DenseItems(vectors, MODEL_ID))
     recall = {name: values["recall@50"] for name, values in result.metrics.items()}
     ours = recall.pop("zotrec fused (shipped form)")
     peers = [value for name, value in recall.items() if not name.startswith(("zotrec", "adapted"))]
@@ -347,14 +346,57 @@ def test_dense_fold_zero_the_shipped_form_beats_every_peer_rule(shared):
 
 @pytest.mark.parametrize("beta", [0.0, 0.5])
 def test_trained_dense_model_records_the_adapter_its_weights_were_chosen_with(citeulike_slice, beta):
-    from recommender.evaluation.dense_protocol import train_dense_model
-    from recommender.evaluation.protocol import settings_for
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import train_model
     from recommender.scoring.adapter import adapter_beta
     from recommender.scoring.fusion import default_weights
 
-    model = train_dense_model(citeulike_slice, _projected_vectors(citeulike_slice), settings_for(citeulike_slice, FAST),
-                              "projected-tfidf", "top5", adapter_beta=beta)
+    model = train_model(citeulike_slice, _projected_vectors(citeulike_slice), settings_for(citeulike_slice, FAST),
+                        "projected-tfidf", "top5", adapter_beta=beta)
     assert adapter_beta(model) == beta  # what Fusion reads at run time
     weights = default_weights(model)
     assert 0 <= weights.lexical + weights.learned + weights.collaborative <= 1
     assert model.blend_weight == pytest.approx(weights.collaborative, abs=1e-4)
+
+
+def test_the_full_adapter_runs_only_when_asked_and_changes_no_shipped_figure(citeulike_slice):
+    """The default dense run keeps the shipped form's rows and figures and leaves out the full adapter's
+    (experiments/full_adapter.py asks for them)."""
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import run_fold
+    from recommender.evaluation.splits import DenseItems
+
+    data = citeulike_slice
+    args = (data, 0, item_cold_folds(data.n_items)[0], settings_for(data, FAST), "top5")
+    items = DenseItems(_projected_vectors(data), "projected-tfidf")
+    default = run_fold(*args, svm_users=0, items=items)
+    full = run_fold(*args, svm_users=0, items=items, full_adapter=True)
+    research = {"adapted space top5", "zotrec fused, adapted space"}
+    assert set(full.metrics) - set(default.metrics) == research
+    assert "adapter" not in default.blend_weights and "adapter" in full.blend_weights
+    for name, values in default.metrics.items():
+        assert values == pytest.approx(full.metrics[name]), name
+
+
+def test_evaluation_has_one_logistic_regression_and_never_imports_experiments():
+    """Peers and simulations fit scoring/learned.py's regression (no scikit-learn LogisticRegression), and the
+    recommender never reaches into experiments/."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in (root / "recommender" / "evaluation").glob("*.py"):
+        names = {alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert "LogisticRegression" not in names, path
+    for path in (root / "recommender").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(module.split(".")[0] == "experiments" for module in modules), path
+
+
+def test_train_makes_only_the_dense_model():
+    result = CliRunner().invoke(cli, ["train", "--data", "citeulike-a:/nowhere", "-o", "m.npz", "--features", "tfidf"])
+    assert result.exit_code == 2 and "tfidf" in result.output  # the choice is gone: a usage error, no training
+    assert "--features [dense]" in CliRunner().invoke(cli, ["train", "--help"]).output

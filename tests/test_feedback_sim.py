@@ -10,6 +10,7 @@ import pytest
 
 from recommender.collaborative.datasets import load_dataset
 from recommender.evaluation.feedback_sim import (
+    TfidfUser,
     evaluate_feedback,
     format_feedback_table,
     simulate_fold,
@@ -24,8 +25,8 @@ def test_one_user_by_hand():
     test_sims[0, 2] = test_sims[2, 0] = 0.9  # 2 is like the removed paper
     profile_sims = np.array([[0.9, 0.8, 0.7, 0.5, 0.3, 0.1]], dtype=np.float32)
     relevant = np.array([False, True, False, False, True, False])
-    out = simulate_user(profile_sims, test_sims, relevant, {"none": None, "learn": 0.0, "penalty": 2.0}, "max",
-                        rounds=2, size=2)
+    out = simulate_user(TfidfUser(profile_sims, test_sims, "max"), relevant,
+                        {"none": None, "learn": 0.0, "penalty": 2.0}, rounds=2, size=2)
     assert out["none"] == [(0.5, 1.0, 0.5), (0.0, 1.0, 0.5)]  # round 2 shows 2 and 3: the profile alone misses 4
     assert out["learn"][1][0] == 0.5  # the kept paper pulls 4 into round 2
     assert out["learn"][1][2] == 1.0  # both saves found after two rounds
@@ -58,7 +59,7 @@ def test_the_reported_run(shared):
     assert learned[2][2] > without[2][2]  # more of the hidden saves found after three rounds
 
 
-# ---- the same simulation on dense features with the fused score (recommender/evaluation/feedback_dense.py) ----
+# ---- the same simulation on dense features with the fused score (feedback_sim.py with dense items) ----
 
 
 def _fake_fold():
@@ -73,7 +74,7 @@ def _fake_fold():
     factors = test_vectors[:, :3].copy()
     return SimpleNamespace(
         train_vectors=train_vectors, test_vectors=test_vectors,
-        dense_similarity=train_vectors @ test_vectors.T, lexical_similarity=train_vectors @ test_vectors.T,
+        similarity=train_vectors @ test_vectors.T, lexical_similarity=train_vectors @ test_vectors.T,
         train_factors_from_text=train_vectors[:, :3].copy(), test_factors=factors,
         model=SimpleNamespace(user_vector=lambda library: library.mean(axis=0)))
 
@@ -81,15 +82,15 @@ def _fake_fold():
 def test_one_dense_user_by_hand():
     """Content only (every other share 0): round 1 shows 0 and 1; the user keeps 1 (a save) and removes 0.
     Without feedback round 2 shows 2 and 3; with the kept paper in the profile, 4 (like 1) comes up."""
-    from recommender.evaluation.feedback_dense import NO_FEEDBACK, DenseRule, _User, simulate_dense_user
+    from recommender.evaluation.feedback_sim import NO_FEEDBACK, DenseRule, DenseUser
     from recommender.scoring.fusion import FusionWeights
 
     fold = _fake_fold()
     extra = {"dense": fold.test_vectors @ fold.test_vectors.T, "lexical": fold.test_vectors @ fold.test_vectors.T}
-    user = _User(fold, extra, np.array([0]), FusionWeights(), seed=0)
+    user = DenseUser(fold, extra, np.array([0]), FusionWeights(), seed=0)
     relevant = np.array([False, True, False, False, True, False])
     arms = {"none": NO_FEEDBACK, "kept": DenseRule(), "linear": DenseRule("linear", 0.25)}
-    out = simulate_dense_user(user, relevant, arms, rounds=2, size=2)
+    out = simulate_user(user, relevant, arms, rounds=2, size=2)
     assert out["none"] == [(0.5, 1.0, 0.5), (0.0, 1.0, 0.5)]
     assert out["kept"][1] == (0.5, 1.0, 1.0)  # 4 found in round 2: the kept paper joined the profile
     assert out["linear"][0] == out["none"][0] and out["linear"][1][2] == 1.0
@@ -98,8 +99,8 @@ def test_one_dense_user_by_hand():
 def test_a_small_dense_run_has_the_tfidf_runs_users(citeulike_slice):
     """A real slice of citeulike-a with stand-in embeddings: the arms share round 1, the feedback changes later
     rounds, and the users are those feedback_sim samples (same size from the same eligible users)."""
-    from recommender.evaluation.feedback_dense import NO_FEEDBACK, DenseRule, evaluate_feedback_dense, rule_name
-    from recommender.evaluation.feedback_sim import simulate_fold
+    from recommender.evaluation.feedback_sim import NO_FEEDBACK, DenseRule
+    from recommender.evaluation.feedback_sim import arm_name as rule_name
     from tests.test_evaluation import FAST, _projected_vectors
 
     vectors = _projected_vectors(citeulike_slice)
@@ -109,8 +110,8 @@ def test_a_small_dense_run_has_the_tfidf_runs_users(citeulike_slice):
         def transform(self, texts):
             return vectors[[index[text] for text in texts]]
 
-    report = evaluate_feedback_dense(citeulike_slice, Projected(), "projected-tfidf", users=30, settings=FAST,
-                                     candidates=(DenseRule("linear", 0.25), DenseRule("linear", 4.0)))
+    report = evaluate_feedback(citeulike_slice, representation=Projected(), encoder_id="projected-tfidf", users=30,
+                               settings=FAST, candidates=(DenseRule("linear", 0.25), DenseRule("linear", 4.0)))
     arms = report["arms"]
     assert list(arms)[0] == rule_name(NO_FEEDBACK) and list(arms)[-1] == report["rule"]
     assert len({tuple(rounds[0]) for rounds in arms.values()}) == 1
@@ -132,14 +133,15 @@ def citeulike_slice():
 def test_the_reported_dense_run(shared):
     """docs/evaluation.md's dense table: citeulike-a, weight chosen on fold 1, reported on fold 0, 2,000 users;
     the chosen weight is the one zotrec applies on dense rows at run time."""
-    from recommender.evaluation.feedback_dense import DenseRule, evaluate_feedback_dense, rule_name
+    from recommender.evaluation.feedback_sim import DenseRule
+    from recommender.evaluation.feedback_sim import arm_name as rule_name
     from recommender.features.dense import MODEL_ID, DenseRepresentation, dense_available
     from recommender.scoring.feedback import DENSE_LINEAR_WEIGHT
 
     if not dense_available():
         pytest.skip("the dense packages are not installed")
     data = load_dataset(f"citeulike-a:{shared / 'data' / 'citeulike-a'}")
-    report = evaluate_feedback_dense(data, DenseRepresentation(), MODEL_ID, users=2000)
+    report = evaluate_feedback(data, representation=DenseRepresentation(), encoder_id=MODEL_ID, users=2000)
     assert report["rule"] == rule_name(DenseRule("linear", DENSE_LINEAR_WEIGHT))
     arms = list(report["arms"].values())
     assert arms[-1][2][2] >= arms[0][2][2]  # no fewer hidden saves found after three rounds

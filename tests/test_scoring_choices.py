@@ -17,7 +17,8 @@ def test_a_tf_idf_collaborative_model_is_refused_in_one_line_not_silently_skippe
     import numpy as np
     from scipy import sparse
 
-    from recommender.collaborative.model import ALSSettings, train_collaborative
+    from recommender.collaborative.model import ALSSettings
+    from recommender.evaluation.tfidf_peer import train_collaborative
 
     monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
     saves = sparse.csr_matrix((np.random.default_rng(0).random((12, 8)) < 0.4).astype(np.float32))

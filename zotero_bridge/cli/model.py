@@ -24,62 +24,56 @@ from zotero_bridge.cli.common import (
               help="citeulike-a:FOLDER (users.dat, titles.txt) or citeulike-t:FOLDER (users.dat, mult.dat, "
                    "vocabulary.dat).")
 @click.option("-o", "--output", required=True, metavar="FILE", help="Where to write the model (.npz).")
-@click.option("--aggregation", default=None, help="Content aggregation the blend weight is chosen for. "
-                                                  "Default: the profile default.")
+@click.option("--aggregation", default=None, help="The topK inside the fused score its weights are chosen for. "
+                                                  "Default: top5.")
 @click.option("--factors", type=click.IntRange(min=2), default=None, help="ALS factors (default 128).")
 @click.option("--seed", type=int, default=0, show_default=True, help="ALS random_state.")
-@click.option("--features", type=click.Choice(["tfidf", "dense"]), default="tfidf", show_default=True,
-              help="dense: the model zotrec ships (dense → ALS factor kNN map; citeulike-a titles).")
+@click.option("--features", type=click.Choice(["dense"]), default="dense", show_default=True,
+              help="The model zotrec ships: dense → ALS factor kNN map (the tf-idf model is retired; "
+                   "`zotrec evaluate citeulike` still measures it as a peer).")
 @click.option("--adapter-beta", type=click.FloatRange(min=0), default=None, metavar="BETA",
               help="dense: weight of the predicted factors in the linear model's space (0: the plain "
                    "embeddings). Default 0.5, as shipped.")
 @friendly_errors
 def train_command(data_spec, output, aggregation, factors, seed, features, adapter_beta):
-    """Train the collaborative model: ALS on who saved what, a text → factor map, a validated blend weight.
+    """Train the collaborative model: ALS on who saved what, a MiniLM → factor map, validated fusion weights.
 
     \b
     Example:
         zotrec train --data citeulike-a:../shared/data/citeulike-a -o model.npz
         zotrec reading-list --library examples/library.bib --model model.npz
-        zotrec train --data citeulike-a:../shared/data/citeulike-a --features dense -o dense.npz
     """
+    import datetime
+    import platform
     import time
+    from importlib.metadata import version
 
     from recommender.collaborative.datasets import load_dataset
     from recommender.collaborative.model import ALSSettings
-    from recommender.evaluation.protocol import settings_for, train_model
+    from recommender.evaluation.folds import settings_for
+    from recommender.evaluation.protocol import dense_report_rows, train_model
+    from recommender.features import make_representation
+    from recommender.features.dense import require_dense
     from recommender.formats.output import check_output_path
-    from recommender.scoring.aggregation import DEFAULT_AGGREGATION
 
     target = check_output_path(output, run_inputs(data_spec.partition(":")[2]))  # before hours of training
     started = time.perf_counter()
     settings = ALSSettings(random_state=seed, **({"factors": factors} if factors else {}))
+    require_dense()
     data = load_dataset(data_spec)
-    if features == "dense":
-        from recommender.evaluation.dense_protocol import dense_report_rows, train_dense_model
-        from recommender.features import make_representation
-        from recommender.features.dense import require_dense
-
-        require_dense()
-        representation = make_representation("dense")
-        vectors = dense_report_rows(data, representation)
-        beta = {} if adapter_beta is None else {"adapter_beta": adapter_beta}
-        model = train_dense_model(data, vectors, settings_for(data, settings), representation.model_id,
-                                  aggregation or "top5", **beta)
-        import datetime
-        import platform
-        from importlib.metadata import version
-
-        model.provenance.update({
-            "command": f"zotrec train --data {data.name}:FOLDER --features dense"
-                       + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else "")
-                       + (f" --adapter-beta {adapter_beta:g}" if adapter_beta is not None else ""),
-            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "versions": {name: version(name) for name in ("implicit", "numpy", "scikit-learn")}
-                        | {"python": platform.python_version()},
-        })
-    else:
-        model = train_model(data, settings, aggregation or DEFAULT_AGGREGATION)
+    representation = make_representation(features)
+    vectors = dense_report_rows(data, representation)
+    beta = {} if adapter_beta is None else {"adapter_beta": adapter_beta}
+    model = train_model(data, vectors, settings_for(data, settings), representation.model_id, aggregation or "top5",
+                        **beta)
+    model.provenance.update({
+        "command": f"zotrec train --data {data.name}:FOLDER --features dense"
+                   + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else "")
+                   + (f" --adapter-beta {adapter_beta:g}" if adapter_beta is not None else ""),
+        "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {name: version(name) for name in ("implicit", "numpy", "scikit-learn")}
+                    | {"python": platform.python_version()},
+    })
     model.save(target)  # the resolved path: a link is written through, never replaced
     log.info("Wrote %s (blend weight %.1f, %.0f s).", output, model.blend_weight, time.perf_counter() - started)
 
@@ -122,15 +116,13 @@ def evaluate_citeulike_command(data_spec, folds, svm_users, factors, features, f
     from recommender.evaluation.protocol import evaluate_citeulike, format_table
 
     settings = ALSSettings(**({"factors": factors} if factors else {}))
+    dense = {}
     if features == "dense":
-        from recommender.evaluation.dense_protocol import evaluate_citeulike_dense
         from recommender.features import make_representation
 
         representation = make_representation("dense")
-        report = evaluate_citeulike_dense(load_dataset(data_spec), representation, representation.model_id,
-                                          folds=folds, settings=settings, svm_users=svm_users)
-    else:
-        report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users)
+        dense = {"representation": representation, "encoder_id": representation.model_id}
+    report = evaluate_citeulike(load_dataset(data_spec), folds=folds, settings=settings, svm_users=svm_users, **dense)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_table(report)
     write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 
@@ -160,17 +152,15 @@ def evaluate_feedback_command(data_spec, fold, users, features, fmt, output):
     from recommender.collaborative.datasets import load_dataset
     from recommender.evaluation.feedback_sim import evaluate_feedback, format_feedback_table
 
+    dense = {}
     if features == "dense":
-        from recommender.evaluation.feedback_dense import evaluate_feedback_dense
         from recommender.features import make_representation
         from recommender.features.dense import require_dense
 
         require_dense()
         representation = make_representation("dense")
-        report = evaluate_feedback_dense(load_dataset(data_spec), representation, representation.model_id,
-                                         fold=fold, users=users or None)
-    else:
-        report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None)
+        dense = {"representation": representation, "encoder_id": representation.model_id}
+    report = evaluate_feedback(load_dataset(data_spec), fold=fold, users=users or None, **dense)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else format_feedback_table(report)
     write_output(text, output, run_inputs(data_spec.partition(":")[2]))
 

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from recommender.evaluation.feedback_sim import DenseRule, DenseUser  # noqa: E402
-from recommender.scoring.feedback import standardised  # noqa: E402
+from recommender.scoring.fusion import standardise  # noqa: E402
 
 
 class ExperimentalUser(DenseUser):
@@ -52,19 +52,16 @@ class ExperimentalUser(DenseUser):
             return base
         shift = np.zeros(len(vectors))
         if kept:
-            shift += rule.kept_weight * standardised(vectors @ vectors[kept].mean(axis=0))
+            shift += rule.kept_weight * standardise(vectors @ vectors[kept].mean(axis=0))
         if dismissed:
-            shift -= rule.dismissed_weight * standardised(vectors @ vectors[dismissed].mean(axis=0))
-        return standardised(base) + rule.weight * standardised(shift)
+            shift -= rule.dismissed_weight * standardise(vectors @ vectors[dismissed].mean(axis=0))
+        return standardise(base) + rule.weight * standardise(shift)
 
 
 def _learned_with_negatives(library, candidates, kept, dismissed, dismissed_weight, seed) -> np.ndarray:
     """scoring.learned's model (balanced classes, negatives sampled from the candidates) with the removed
-    papers as extra negatives of weight `dismissed_weight`. scikit-learn's fit: scoring/learned.py's own
-    fit takes no sample weights."""
-    from sklearn.linear_model import LogisticRegression
-
-    from recommender.scoring.learned import C, MIN_NEGATIVES, NEGATIVES_PER_POSITIVE
+    papers as extra negatives of weight `dismissed_weight`."""
+    from recommender.scoring.learned import MIN_NEGATIVES, NEGATIVES_PER_POSITIVE, fit_logistic
 
     rng = np.random.default_rng(seed)
     pool = np.setdiff1d(np.arange(len(candidates)), np.asarray(kept + dismissed, dtype=np.int64))
@@ -75,8 +72,7 @@ def _learned_with_negatives(library, candidates, kept, dismissed, dismissed_weig
     total = len(library) + len(negatives)  # class_weight="balanced" over the library and the sampled negatives
     weight = np.r_[np.full(len(library), total / (2 * len(library))), np.full(len(negatives), total / (2 * len(negatives))),
                    np.full(len(dismissed), dismissed_weight * total / (2 * len(negatives)))]
-    model = LogisticRegression(C=C, max_iter=200).fit(x, y, sample_weight=weight)
-    return np.asarray(candidates, dtype=np.float64) @ model.coef_.ravel()
+    return np.asarray(candidates, dtype=np.float64) @ fit_logistic(x, y, sample_weight=weight)
 
 
 def parse_rule(text: str) -> DenseRule:

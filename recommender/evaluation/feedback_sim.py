@@ -36,8 +36,8 @@ from recommender.evaluation.folds import item_cold_folds, sample_users, settings
 from recommender.evaluation.peers import aggregate_similarities
 from recommender.evaluation.splits import DenseItems, prepare_fold
 from recommender.scoring.aggregation import DEFAULT_AGGREGATION
-from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample, standardised
-from recommender.scoring.fusion import LEARNED_BASE, FusionWeights, default_weights, fuse
+from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample
+from recommender.scoring.fusion import LEARNED_BASE, FusionWeights, default_weights, fuse, standardise
 from recommender.scoring.learned import linear_user_scores
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class TfidfUser:
             used_kept, used_dismissed = (kept, dismissed) if learn else ([], [])
             linear = linear_feedback_scores(profile_rows, candidate_rows[used_kept], candidate_rows[used_dismissed],
                                             candidate_rows[negatives], candidate_rows)
-            return standardised(content) + weight * standardised(linear)
+            return standardise(content) + weight * standardise(linear)
         sims = np.vstack([self.profile_sims, self.test_sims[kept]]) if kept else self.profile_sims
         scores = aggregate_similarities(sims, self.aggregation)
         if dismissed and setting:
@@ -147,7 +147,7 @@ class DenseUser:
         negatives = negative_sample(len(vectors), len(profile), np.flatnonzero(shown), self.seed)
         linear = linear_feedback_scores(profile, vectors[kept], vectors[dismissed], vectors[negatives], vectors,
                                         kept_weight=rule.kept_weight, dismissed_weight=rule.dismissed_weight)
-        return standardised(base) + rule.weight * standardised(linear)
+        return standardise(base) + rule.weight * standardise(linear)
 
 
 def _round_metrics(scores: np.ndarray, shown: np.ndarray, relevant: np.ndarray, size: int) -> tuple:

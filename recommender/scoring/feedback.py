@@ -6,7 +6,7 @@ untouched for several runs, and how many members of a group saved each paper. He
 
 - dismissed, kept (now owned) and stale papers leave the ranking for good;
 - a per-user logistic regression on the features (library and kept papers positive, dismissed papers and
-  random corpus papers negative) is added to the standardised score: the rule the CiteULike feedback
+  random corpus papers negative) is added to the standardise score: the rule the CiteULike feedback
   simulation chose over a similarity penalty (docs/evaluation.md), with weight LINEAR_WEIGHT on tf-idf rows
   and DENSE_LINEAR_WEIGHT on dense rows (where the score is already the fused one, which holds its own linear
   model: a large weight there lost recall in the dense simulation);
@@ -22,9 +22,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from recommender.items import Paper, Recommendation
+from recommender.scoring.fusion import standardise
 from recommender.text import doi_key, title_key
 
-# The weight of the per-user linear model against the content score (both standardised), chosen on a
+# The weight of the per-user linear model against the content score (both standardise), chosen on a
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
 LINEAR_WEIGHT = 4.0
 # The same on dense (MiniLM) rows after the fused score, chosen on the dense simulation's validation fold
@@ -94,9 +95,10 @@ def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_row
                            kept_weight: float = 1.0, dismissed_weight: float = 1.0):
     """A per-user logistic regression on the features: the library and kept papers are positive, dismissed
     papers and a random sample of candidates negative (Scholar Inbox's recipe, with the user's own
-    negatives). Returns the decision value of every candidate row."""
+    negatives), each weighted. Returns the decision value of every candidate row."""
     from scipy import sparse
-    from sklearn.linear_model import LogisticRegression
+
+    from recommender.scoring.learned import fit_logistic
 
     blocks = [profile_rows, kept_rows, negative_rows, dismissed_rows]
     weights = np.concatenate([np.ones(profile_rows.shape[0]), np.full(kept_rows.shape[0], kept_weight),
@@ -105,22 +107,17 @@ def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_row
                              np.zeros(negative_rows.shape[0] + dismissed_rows.shape[0])])
     if sparse.issparse(profile_rows):
         features = sparse.vstack(blocks).tocsr()
-        columns = np.unique(features.indices)
-        model = LogisticRegression(C=1.0, solver="liblinear").fit(features[:, columns], labels, sample_weight=weights)
-        return np.asarray(candidate_rows[:, columns] @ model.coef_.ravel()).ravel()
-    model = LogisticRegression(C=1.0, solver="liblinear").fit(np.vstack(blocks), labels, sample_weight=weights)
-    return np.asarray(candidate_rows @ model.coef_.ravel()).ravel()
+        columns = np.unique(features.indices)  # words that occur: the others would weigh 0
+        coef = fit_logistic(features[:, columns], labels, sample_weight=weights)
+        return np.asarray(candidate_rows[:, columns] @ coef).ravel()
+    coef = fit_logistic(np.vstack(blocks), labels, sample_weight=weights)
+    return np.asarray(candidate_rows @ coef).ravel()
 
 
 def feedback_weight(corpus_rows) -> float:
     """The linear model's weight for these feature rows: dense (an array, scored by the fused score) or
     anything else (tf-idf, as measured; the hybrid keeps that weight, unmeasured)."""
     return DENSE_LINEAR_WEIGHT if isinstance(corpus_rows, np.ndarray) else LINEAR_WEIGHT
-
-
-def standardised(values: np.ndarray) -> np.ndarray:
-    spread = float(np.std(values)) or 1.0
-    return (values - float(np.mean(values))) / spread
 
 
 def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
@@ -154,10 +151,10 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
     if profile_rows is not None and profile_rows.shape[0] and (kept or dismissed) and weight:
         gone_rows = kept + [position[cid] for cid, _ in dismissed]
         negatives = negative_sample(len(corpus_ids), profile_rows.shape[0] + len(kept), gone_rows, seed)
-        linear = standardised(linear_feedback_scores(
+        linear = standardise(linear_feedback_scores(
             profile_rows, corpus_rows[kept], corpus_rows[[position[cid] for cid, _ in dismissed]],
             corpus_rows[negatives], corpus_rows[rows]))
-        adjusted = standardised(scores) + weight * linear
+        adjusted = standardise(scores) + weight * linear
         before, after = np.empty(len(recs)), np.empty(len(recs))  # ranks without and with the feedback
         before[np.lexsort((np.arange(len(recs)), -scores))] = np.arange(len(recs))
         after[np.lexsort((np.arange(len(recs)), -adjusted))] = np.arange(len(recs))

@@ -41,24 +41,28 @@ def _loss_gradient(coef: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.n
     return float((weights * loss).sum() / total) + float(0.5 * l2 * (coef[:-1] @ coef[:-1])), gradient
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, class_weight: np.ndarray | None = None) -> np.ndarray:
-    """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x
-    (`class_weight`: per-sample weights instead of the balanced ones)."""
-    return minimize_logistic(x, y, class_weight=class_weight).x[:-1]
+def fit_logistic(x, y: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Weights (no intercept) of the class-balanced L2 logistic regression of y (0/1) on x, a dense
+    array or a sparse matrix (`sample_weight`: per-sample weights instead of the balanced ones, as
+    LogisticRegression(C=1).fit(x, y, sample_weight) with no class weights)."""
+    return minimize_logistic(x, y, sample_weight=sample_weight).x[:-1]
 
 
-def minimize_logistic(x: np.ndarray, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL,
-                      class_weight: np.ndarray | None = None):
+def minimize_logistic(x, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL,
+                      sample_weight: np.ndarray | None = None):
     """scipy's L-BFGS-B result for that regression (`.x`: the weights, then the intercept), from zero
     unless `start` is given (benchmarks/warm_start.py compares both; scoring always starts from zero)."""
     from scipy.optimize import minimize
 
-    x = np.asarray(x, dtype=np.float64)  # no copy when it is float64 already
+    from scipy import sparse
+
+    # no copy when it is float64 already; a sparse matrix stays sparse
+    x = x.astype(np.float64) if sparse.issparse(x) else np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if class_weight is None:
+    if sample_weight is None:
         counts = np.bincount(y.astype(np.int64), minlength=2).astype(np.float64)
-        class_weight = (len(y) / (2.0 * counts))[y.astype(np.int64)]
-    weights = np.asarray(class_weight, dtype=np.float64)
+        sample_weight = (len(y) / (2.0 * counts))[y.astype(np.int64)]
+    weights = np.asarray(sample_weight, dtype=np.float64)
     l2 = 1.0 / (C * float(weights.sum()))
     return minimize(_loss_gradient, np.zeros(x.shape[1] + 1) if start is None else start, method="L-BFGS-B",
                     jac=True, args=(x, y, weights, l2),

@@ -94,7 +94,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "recommender.scoring": ("recommender", "recommender.store", "recommender.features"),
     "recommender.collaborative": ("recommender", "recommender.store", "recommender.features"),
     "recommender.batch": ("recommender", "recommender.formats", "recommender.scoring"),
-    "recommender.evaluation": ("recommender", "recommender.features", "recommender.scoring",
+    "recommender.evaluation": ("recommender", "recommender.store", "recommender.features", "recommender.scoring",
                                "recommender.collaborative"),
     "zotero_bridge": ("recommender",),  # errors
     "zotero_bridge.zotero_api": ("recommender", "recommender.store", "zotero_bridge"),

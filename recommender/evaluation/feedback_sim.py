@@ -35,7 +35,7 @@ from recommender.collaborative.model import TextFeatures
 from recommender.evaluation.folds import item_cold_folds, sample_users, settings_for, without_items
 from recommender.evaluation.peers import aggregate_similarities
 from recommender.evaluation.splits import DenseItems, prepare_fold
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.aggregation import TOP5
 from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample
 from recommender.scoring.fusion import LEARNED_BASE, FusionWeights, default_weights, fuse, standardise
 from recommender.scoring.learned import linear_user_scores
@@ -218,7 +218,7 @@ def shipped_weights() -> FusionWeights:
 
 
 def simulate_fold(data: InteractionData, fold: int, arms: dict, *, users: int | None = None,
-                  aggregation: str = DEFAULT_AGGREGATION, rounds: int = ROUNDS, size: int = SHOWN, seed: int = 0,
+                  aggregation: str = TOP5, rounds: int = ROUNDS, size: int = SHOWN, seed: int = 0,
                   items: DenseItems | None = None, weights: FusionWeights | None = None, settings=None,
                   user_type=DenseUser) -> dict:
     """Every arm on one fold, tf-idf (`items` None; arms: TfidfUser settings) or dense with the fused score
@@ -264,7 +264,7 @@ def arm_name(setting) -> str:
 
 
 def evaluate_feedback(data: InteractionData, *, fold: int = 0, users: int | None = None,
-                      aggregation: str = DEFAULT_AGGREGATION, rule=None, candidates: tuple | None = None,
+                      aggregation: str = TOP5, rule=None, candidates: tuple | None = None,
                       validation_fold: int = VALIDATION_FOLD, representation=None, encoder_id: str | None = None,
                       settings=None) -> dict:
     """Choose the rule by last-round precision on the validation fold (unless given), then run it on `fold`

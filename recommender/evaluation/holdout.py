@@ -10,7 +10,7 @@ import numpy as np
 
 from recommender.errors import EmptyLibraryError, RecommenderError
 from recommender.items import LibraryItem, Paper
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.fusion import DEFAULT_SCORING
 from recommender.scoring.owned import owned_mask
 from recommender.scoring.ranking import Recommender
 
@@ -67,7 +67,7 @@ def evaluate_library_holdout(
     corpus: Sequence[Paper],
     holdout: int = 10,
     *,
-    aggregation: str = DEFAULT_AGGREGATION,
+    aggregation: str = DEFAULT_SCORING,
     model=None,
     representation="tfidf",
 ) -> HoldoutResult:

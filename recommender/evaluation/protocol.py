@@ -35,7 +35,7 @@ from recommender.evaluation.folds import (
 )
 from recommender.evaluation.splits import DenseItems, Fold, adapted_fold, prepare_fold, users_only
 from recommender.scoring.adapter import ADAPTER_BETA
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.aggregation import TOP5
 from recommender.scoring.fusion import fuse, stepwise_weights
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
 
 
 def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, settings: ALSSettings,
-             aggregation: str = DEFAULT_AGGREGATION, svm_users: int = DEFAULT_SVM_USERS, *,
+             aggregation: str = TOP5, svm_users: int = DEFAULT_SVM_USERS, *,
              items: DenseItems | None = None, adapter_beta: float = ADAPTER_BETA, sample_only: bool = False,
              full_adapter: bool = False) -> FoldResult:
     """Every rule on one fold, on tf-idf (`items` None) or on the dense item vectors with zotrec's fused score.
@@ -185,7 +185,7 @@ def dense_report_rows(data: InteractionData, representation) -> np.ndarray:
 
 
 def evaluate_citeulike(data: InteractionData, folds: int = 5, settings: ALSSettings | None = None,
-                       aggregation: str = DEFAULT_AGGREGATION, svm_users: int = DEFAULT_SVM_USERS, *,
+                       aggregation: str = TOP5, svm_users: int = DEFAULT_SVM_USERS, *,
                        representation=None, encoder_id: str | None = None, full_adapter: bool = False) -> dict:
     """The protocol on the first `folds` of the 5 folds, on tf-idf or (with a dense `representation` and its
     `encoder_id`) on its item embeddings; returns a JSON-ready report."""
@@ -239,7 +239,7 @@ def format_table(report: dict) -> str:
 
 
 def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSettings, encoder_id: str,
-                aggregation: str = DEFAULT_AGGREGATION, adapter_beta: float = ADAPTER_BETA):
+                aggregation: str = TOP5, adapter_beta: float = ADAPTER_BETA):
     """The model `zotrec train` writes (and zotrec ships): fusion weights from a cold validation split of
     20 % of the items (the linear model in the adapter's space when `adapter_beta` > 0, as at run time:
     scoring/fusion.py), then ALS and the dense map fitted on all the data."""
@@ -252,7 +252,6 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
     weights = fusion_weights(validation, parts)
     del validation, parts
     model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
-    model.blend_weight = weights.get("collaborative", 0.0)
     model.provenance.update({
         "data": data.name, "source": data.source, "aggregation": aggregation, "adapter_beta": adapter_beta,
         "fusion_weights": {name: round(weights.get(name, 0.0), 4) for name in FUSED_SIGNALS},

@@ -14,7 +14,7 @@ import numpy as np
 
 from recommender.features.base import cosine
 
-DEFAULT_AGGREGATION = "top5"
+TOP5 = "top5"  # the topK inside the fused scoring (fusion.LEARNED_BASE), these functions' default
 AGGREGATIONS = ("max", "mean", "top3", "top5", "top10")
 REASONS_KEPT = 3
 CHUNK_BUDGET_MB = 32  # the similarity block of one chunk (papers × library rows, float32)
@@ -79,7 +79,7 @@ def _keep_largest(values: np.ndarray, keep: int) -> np.ndarray:
     return values[:, -keep:]
 
 
-def top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION, *,
+def top_values(library_rows, corpus_rows, aggregation: str = TOP5, *,
                budget_mb: float = CHUNK_BUDGET_MB, previous: TopValues | None = None) -> TopValues:
     """Each paper's best similarities to the library rows (and their sum for `mean`).
 
@@ -105,7 +105,7 @@ def top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION
     return TopValues(best=best, total=total, n_items=n_items)
 
 
-def sparse_top_values(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION) -> TopValues:
+def sparse_top_values(library_rows, corpus_rows, aggregation: str = TOP5) -> TopValues:
     """top_values for non-negative sparse rows (tf-idf), from one sparse product: only the pairs that
     share a word are ever materialised, and one integer sort ranks each paper's similarities.
 
@@ -149,7 +149,7 @@ def merge_top_values(previous: TopValues, new: TopValues | None, aggregation: st
     return TopValues(best=best, total=None, n_items=n_items)
 
 
-def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = DEFAULT_AGGREGATION, *,
+def reasons_for(library_rows, corpus_rows, papers: np.ndarray, aggregation: str = TOP5, *,
                 budget_mb: float = CHUNK_BUDGET_MB) -> tuple[np.ndarray, np.ndarray]:
     """(library rows, similarities) of the best-matching items of the chosen papers, best first (the
     earlier row first among equal similarities; which of the items tied with the last one shown is
@@ -193,7 +193,7 @@ def _largest(values: np.ndarray, keep: int) -> np.ndarray:
     return np.argpartition(values, values.shape[1] - keep, axis=1)[:, -keep:]
 
 
-def aggregate(library_rows, corpus_rows, aggregation: str = DEFAULT_AGGREGATION, *,
+def aggregate(library_rows, corpus_rows, aggregation: str = TOP5, *,
               budget_mb: float = CHUNK_BUDGET_MB) -> ProfileScores:
     """Score every corpus row against the library rows, with the reasons of every paper.
 

@@ -29,7 +29,7 @@ from recommender.text import doi_key, title_key
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
 LINEAR_WEIGHT = 4.0
 # The same on dense (MiniLM) rows after the fused score, chosen on the dense simulation's validation fold
-# (recommender/evaluation/feedback_dense.py; 0.25 best of 0.25, 0.5, 1, 4 on citeulike-a).
+# (recommender/evaluation/feedback_sim.py with dense features; 0.25 best of 0.25, 0.5, 1, 4 on citeulike-a).
 DENSE_LINEAR_WEIGHT = 0.25
 DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
 GROUP_BOOST = 0.5

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from recommender.scoring.aggregation import TOP5
+
 log = logging.getLogger(__name__)
 
 WEIGHT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 LEARNED = "learned"  # the fused scoring's name: topK + tf-idf topK + the per-user linear model (+ collaborative)
-LEARNED_BASE = "top5"  # the topK inside it (also the source of the reasons)
+LEARNED_BASE = TOP5  # the topK inside it (also the source of the reasons)
 DEFAULT_SCORING = LEARNED  # chosen on CiteULike a, t and the ICML leave-out (docs/evaluation.md)
 SIGNALS = ("lexical", "learned", "collaborative")  # the signals besides the content topK, in FusionWeights
 

@@ -16,7 +16,7 @@ from recommender.batch.output import render_table
 from recommender.batch.runner import BatchSummary, score_libraries
 from recommender.formats.output import safe_text
 from recommender.items import LibraryItem
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.fusion import DEFAULT_SCORING
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources import SQLITE_SUFFIXES, SourceOptions, read_library
 
@@ -100,7 +100,7 @@ class BatchRequest:
 
     library_paths: Sequence[str]
     model: Any = None  # a recommender.collaborative.model.CollaborativeModel, as reading-list's --model loads it
-    aggregation: str = DEFAULT_AGGREGATION
+    aggregation: str = DEFAULT_SCORING
     features: str = "tfidf"
     top_n: int = 20
     output: str | None = None

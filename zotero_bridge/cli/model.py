@@ -55,6 +55,7 @@ def train_command(data_spec, output, aggregation, factors, seed, features, adapt
     from recommender.features import make_representation
     from recommender.features.dense import require_dense
     from recommender.formats.output import check_output_path
+    from recommender.scoring.fusion import LEARNED_BASE
 
     target = check_output_path(output, run_inputs(data_spec.partition(":")[2]))  # before hours of training
     started = time.perf_counter()
@@ -64,8 +65,8 @@ def train_command(data_spec, output, aggregation, factors, seed, features, adapt
     representation = make_representation(features)
     vectors = dense_report_rows(data, representation)
     beta = {} if adapter_beta is None else {"adapter_beta": adapter_beta}
-    model = train_model(data, vectors, settings_for(data, settings), representation.model_id, aggregation or "top5",
-                        **beta)
+    model = train_model(data, vectors, settings_for(data, settings), representation.model_id,
+                        aggregation or LEARNED_BASE, **beta)
     model.provenance.update({
         "command": f"zotrec train --data {data.name}:FOLDER --features dense"
                    + (f" --factors {factors}" if factors else "") + (f" --seed {seed}" if seed else "")
@@ -75,7 +76,8 @@ def train_command(data_spec, output, aggregation, factors, seed, features, adapt
                     | {"python": platform.python_version()},
     })
     model.save(target)  # the resolved path: a link is written through, never replaced
-    log.info("Wrote %s (blend weight %.1f, %.0f s).", output, model.blend_weight, time.perf_counter() - started)
+    log.info("Wrote %s (fusion weights %s, %.0f s).", output, model.provenance["fusion_weights"],
+             time.perf_counter() - started)
 
 
 @click.group("evaluate")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from recommender.items import Paper, Recommendation
-from recommender.scoring.aggregation import DEFAULT_AGGREGATION
+from recommender.scoring.fusion import DEFAULT_SCORING
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
@@ -64,7 +64,7 @@ class SyncRequest:
     collection_name: str
     top_n: int = 20
     dry_run: bool = False
-    aggregation: str = DEFAULT_AGGREGATION
+    aggregation: str = DEFAULT_SCORING
     representation: str = "tfidf"
     model: Any = None  # a dense collaborative model, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)

@@ -14,31 +14,19 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus.readers import load_corpus
 from tests.fake_local_api import FakeLocalZotero
 from zotero_bridge.cli.main import cli
 from zotero_bridge.local_api.keys import KeyStore, key_file
-from zotero_bridge.sync.run import local_transport
-from zotero_bridge.sources import SourceOptions
 from recommender.retry import RetryPolicy
-from zotero_bridge.sync.run import SyncRequest, run_sync
+from zotero_bridge.sources import SourceOptions
+from zotero_bridge.sync.run import SyncRequest, local_transport, run_sync
 
 from .conftest import SHARED
-from .test_sync import corpus_rows
+from .test_sync import corpus_file, corpus_rows, papers  # noqa: F401 (the Web API sync's corpus fixtures)
 
 NAME = "Recommended · ICML 2025"
 
 
-@pytest.fixture
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in corpus_rows()), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def papers(corpus_file):
-    return load_corpus([corpus_file]).papers
 
 
 def seeded(version: str = "10.0", **kwargs) -> FakeLocalZotero:

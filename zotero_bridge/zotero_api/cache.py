@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS collections (key TEXT PRIMARY KEY, version INTEGER NO
 CREATE TABLE IF NOT EXISTS written (
     collection_key TEXT NOT NULL, item_key TEXT NOT NULL, corpus_id TEXT NOT NULL,
     version INTEGER NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (collection_key, item_key));
+CREATE TABLE IF NOT EXISTS pending (
+    item_key TEXT PRIMARY KEY, collection_key TEXT NOT NULL, corpus_id TEXT NOT NULL, sent TEXT NOT NULL);
 """
 
 
@@ -162,3 +164,20 @@ class WebCache:
         with self._room("the cache keeps its earlier record"), self.db:
             self.db.executemany("DELETE FROM written WHERE collection_key = ? AND item_key = ?",
                                 [(collection_key, key) for key in item_keys])
+
+    # ---- what zotrec sent and has not yet remembered (a run killed before the answer leaves these) ------
+    def record_pending(self, collection_key: str, papers: Iterable[tuple[str, dict]]) -> None:
+        """Before sending new papers: (corpus id, the JSON sent) of each."""
+        with self._room("nothing was sent to Zotero"), self.db:
+            self.db.executemany("INSERT OR REPLACE INTO pending (item_key, collection_key, corpus_id, sent) "
+                                "VALUES (?, ?, ?, ?)",
+                                [(o["key"], collection_key, corpus_id, json.dumps(o)) for corpus_id, o in papers])
+
+    def pending(self) -> dict[str, tuple[str, str, dict]]:
+        """item key → (collection key, corpus id, the JSON sent)."""
+        rows = self.db.execute("SELECT item_key, collection_key, corpus_id, sent FROM pending ORDER BY rowid")
+        return {key: (collection, corpus_id, json.loads(sent)) for key, collection, corpus_id, sent in rows}
+
+    def forget_pending(self, item_keys: Iterable[str]) -> None:
+        with self._room("the cache keeps its list of papers sent"), self.db:
+            self.db.executemany("DELETE FROM pending WHERE item_key = ?", [(key,) for key in item_keys])

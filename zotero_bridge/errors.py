@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from recommender.errors import RecommenderError
 
 
@@ -24,6 +27,14 @@ def is_disk_full(error: BaseException) -> bool:
         getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(error))
 
 
-def disk_full_error(path: object, kept: str) -> BridgeError:
-    """The one line for a full disk: the file, and what was kept."""
-    return BridgeError(f"{path}: no space left on the disk; {kept}; free some space and run again")
+@contextmanager
+def full_disk_in_one_line(path: object, kept: str) -> Iterator[None]:
+    """A full disk while writing `path` is one line naming it and what was kept (`kept`), not a traceback."""
+    import sqlite3
+
+    try:
+        yield
+    except (sqlite3.OperationalError, OSError) as error:
+        if not is_disk_full(error):
+            raise
+        raise BridgeError(f"{path}: no space left on the disk; {kept}; free some space and run again") from None

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from zotero_bridge.errors import BridgeError, disk_full_error, is_disk_full
+from zotero_bridge.errors import BridgeError, full_disk_in_one_line, is_disk_full
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -100,15 +99,9 @@ class Memory:
                 self.path.unlink()  # no empty history left behind
             raise
 
-    @contextmanager
-    def _room(self, kept: str) -> Iterator[None]:
-        """A full disk is one line naming the file and what was kept; the history is not damaged by it."""
-        try:
-            yield
-        except (sqlite3.OperationalError, OSError) as error:
-            if not is_disk_full(error):
-                raise
-            raise disk_full_error(self.path, f"zotrec's history is unharmed ({kept})") from None
+    def _room(self, kept: str):
+        """A full disk is one line naming the file; the history is not damaged by it."""
+        return full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})")
 
     def close(self) -> None:
         self.db.close()

@@ -13,12 +13,11 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from zotero_bridge.errors import disk_full_error, is_disk_full
+from zotero_bridge.errors import full_disk_in_one_line, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +92,8 @@ class WebCache:
         if (db := getattr(self, "db", None)) is not None:
             db.close()
 
-    @contextmanager
-    def _room(self, kept: str) -> Iterator[None]:
-        """A full disk while writing is one line naming the file and what was kept, not a traceback."""
-        try:
-            yield
-        except (sqlite3.OperationalError, OSError) as error:
-            if not is_disk_full(error):
-                raise
-            raise disk_full_error(self.path, kept) from None
+    def _room(self, kept: str):
+        return full_disk_in_one_line(self.path, kept)
 
     def _kept(self) -> str:
         return f"the Zotero cache keeps the library as of version {self.library_version}"

@@ -74,6 +74,7 @@ class FakeLocalZotero:
         self.faults: list[list] = []  # [status, times, method, path part, headers, body]
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.clock: Callable[[], float] = time.time
+        self.after_write: Callable[[FakeLocalZotero, dict], None] | None = None  # called before the answer
         self.lock = threading.RLock()
         self._counter = 0
         self._httpd: ThreadingHTTPServer | None = None
@@ -416,6 +417,8 @@ class _Handler(BaseHTTPRequestHandler):
                 result["failed"][at] = {"key": key, "code": failure.status, "message": failure.body}
         if token:
             self.fake.write_tokens[token] = self.fake.clock() + WRITE_TOKEN_SECONDS
+        if self.fake.after_write:  # committed; a test may kill the client before it hears so
+            self.fake.after_write(self.fake, result)
         return 200, result, {"Last-Modified-Version": str(lib.version)}
 
     def _delete(self, lib: LocalLibrary) -> tuple[int, Any, dict[str, str]]:

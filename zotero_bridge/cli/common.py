@@ -348,22 +348,29 @@ def run_inputs(*groups) -> list[str]:
 def profile_for(items, collection: str | None):
     """Items in the named collection (or any sub-collection of it); a clear error if none.
 
-    One rule, as everywhere in zotrec: a '/' makes a path from the top ('Thesis/Chapter 2'); a plain
-    name is any collection of that name, and an error listing the paths when two differ; blank is refused.
+    One rule, as everywhere in zotrec: a '/' makes a path from the top ('Thesis/Chapter 2'; '\\/' is a
+    slash inside a name); a plain name is any collection of that name; a name or path that fits two
+    collections is an error listing them; blank is refused.
     """
     if collection is None:
         return None
+    from zotero_bridge.zotero_api.collection_path import ambiguous_path, join_path, split_path
+
     wanted = collection.strip().strip("/").strip()
     if not wanted:
         raise click.ClickException("--collection is blank; give a collection name or a path such as 'Thesis/Chapter 2'")
-    wanted = "/".join(part.strip() for part in wanted.split("/")).casefold()
+    parts = [part.strip() for part in split_path(wanted)]
+    explicit = "\\/" in wanted  # 'Thesis\\/Ch2' is the one collection named 'Thesis/Ch2'
+    wanted = (join_path(parts) if explicit else "/".join(parts)).casefold()
     known = sorted({path for item in items for path in item.collections})
-    parts = [path.split("/") for path in known]
-    every = sorted({"/".join(p[:n]) for p in parts for n in range(1, len(p) + 1)})  # parents too
-    if "/" in wanted:
-        roots = [path for path in every if path.casefold() == wanted]
+    every = sorted({join_path(p[:n]) for p in map(split_path, known) for n in range(1, len(p) + 1)})  # parents too
+    if len(parts) > 1:
+        roots = [path for path in every
+                 if (path if explicit else "/".join(split_path(path))).casefold() == wanted]
+        if len(roots) > 1:
+            raise click.ClickException(str(ambiguous_path(collection.strip(), roots)))
     else:
-        named = [path for path in every if path.rsplit("/", 1)[-1].casefold() == wanted]
+        named = [path for path in every if split_path(path)[-1].casefold() == parts[0].casefold()]
         roots = [path for path in named if not any(path.casefold().startswith(other.casefold() + "/")
                                                    for other in named if other != path)]
         if len(roots) > 1:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from zotero_bridge.errors import BridgeError
+from zotero_bridge.errors import BridgeError, full_disk_in_one_line, is_disk_full
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -78,17 +78,30 @@ class Memory:
         self.path = Path(path) if path else memory_path()
         from recommender.store import private_dir
 
-        private_dir(self.path.parent)  # 0700 whatever the umask
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        os.chmod(self.path, 0o600)
-        self.db = sqlite3.connect(self.path)
+        new = not self.path.exists()
         try:
-            self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as error:
-            self.db.close()
-            raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start afresh "
-                              "(zotrec then forgets what you kept and dismissed)") from None
+            with self._room("nothing was written to it"):
+                private_dir(self.path.parent)  # 0700 whatever the umask
+                if new:
+                    os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+                os.chmod(self.path, 0o600)
+                self.db = sqlite3.connect(self.path)
+                try:
+                    self.db.executescript(SCHEMA)
+                except sqlite3.DatabaseError as error:
+                    self.db.close()
+                    if is_disk_full(error):
+                        raise
+                    raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start "
+                                      "afresh (zotrec then forgets what you kept and dismissed)") from None
+        except BridgeError:
+            if new and self.path.is_file() and self.path.stat().st_size == 0:
+                self.path.unlink()  # no empty history left behind
+            raise
+
+    def _room(self, kept: str):
+        """A full disk is one line naming the file; the history is not damaged by it."""
+        return full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})")
 
     def close(self) -> None:
         self.db.close()
@@ -110,7 +123,7 @@ class Memory:
                    shown: Sequence[ShownPaper], created: Iterable[Remembered], updated: Iterable[Remembered]) -> int:
         """Store one written run: its lines, the papers it created, and every paper's fate as read now."""
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        with self.db:
+        with self._room("it keeps what it held before this run"), self.db:
             run = self.db.execute("INSERT INTO runs (library, at, collection, collection_key, library_version) "
                                   "VALUES (?, ?, ?, ?, ?)", (library, at, collection, collection_key,
                                                              library_version)).lastrowid
@@ -156,7 +169,7 @@ class Memory:
 
     def store_group(self, library: str, version: int, me: int | None, name: str, created: dict[str, int],
                     live: set[str]) -> None:
-        with self.db:
+        with self._room("it keeps the group's members as read before"), self.db:
             self.db.executemany("INSERT OR REPLACE INTO group_members VALUES (?, ?, ?)",
                                 [(library, key, user) for key, user in created.items()])
             gone = [(library, key) for key in self.group_members(library) if key not in live]
@@ -166,7 +179,7 @@ class Memory:
     def forget(self, library: str | None = None) -> int:
         """Forget one library (or all): its runs and fates. Returns how many papers were forgotten."""
         where, args = ("WHERE library = ?", (library,)) if library else ("", ())
-        with self.db:
+        with self._room("nothing was forgotten"), self.db:
             count = self.db.execute(f"SELECT COUNT(*) FROM papers {where}", args).fetchone()[0]
             self.db.execute(f"DELETE FROM shown WHERE run_id IN (SELECT id FROM runs {where})", args)
             self.db.execute(f"DELETE FROM runs {where}", args)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from zotero_bridge.errors import SourceError
 from zotero_bridge.feedback.fates import ZOTREC_TAG, LibraryView
+from zotero_bridge.zotero_api.collection_path import join_path
 
 FIELDS = ("title", "abstractNote", "DOI", "url", "extra")
 
@@ -102,7 +103,7 @@ def _collection_paths(db: sqlite3.Connection, library_id: int) -> dict[str, str]
             seen.add(cid)
             names.append(rows[cid][1])
             cid = rows[cid][2]
-        return "/".join(reversed(names))
+        return join_path(reversed(names))
 
     return {key: path for cid, (key, _, _) in rows.items() if (path := path_of(cid)) is not None}
 

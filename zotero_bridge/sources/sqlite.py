@@ -20,6 +20,7 @@ from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
 from zotero_bridge.sources.sqlite_paths import open_snapshot, resolve_database_path
 from zotero_bridge.sources.zotero_json import item_from_zotero_json
+from zotero_bridge.zotero_api.collection_path import join_path
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ def _collection_paths(connection: sqlite3.Connection, library_id: int, has_trash
             names.append(current[2])
             current = by_id.get(current[3]) if current[3] is not None else None
         if names:
-            paths[key] = "/".join(reversed(names))
+            paths[key] = join_path(reversed(names))
     return paths
 
 

@@ -24,7 +24,7 @@ from zotero_bridge.sources.web import library_read, open_session
 from zotero_bridge.zotero_api.client import WriteConflict
 from zotero_bridge.zotero_api.snapshot import sync_snapshot
 from zotero_bridge.zotero_api.writeback import ApplyResult, Plan, is_ours, make_plan
-from zotero_bridge.zotero_api.writer import Writer
+from zotero_bridge.zotero_api.writer import Writer, settle_pending
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +119,12 @@ def run_sync(request: SyncRequest) -> SyncReport:
         first_version = cache.library_version
         remembered = memory.papers(library)
         user_changed = None  # did the library change since the last run, before our own writes?
+        adopted: dict[str, Any] = {}
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
             snapshot = request.transport.snapshot(session, cache)
+            adopted.update(_adopt(cache, snapshot, {**remembered, **adopted}))
+            remembered = {**adopted, **remembered}
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
             group = (_group_signal(session, memory, library, snapshot, recommender.corpus)
                      if request.transport.group_signal else ({}, frozenset(), ""))
@@ -139,7 +142,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
         if not request.dry_run:
-            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed))
+            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted)
+            cache.forget_pending(cache.pending())  # remembered now
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
             _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
@@ -198,8 +202,20 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
 
 
-def _remember(memory, library, report, fates, snapshot, *, moved: bool) -> None:
-    """Store the run and the fates read in it, in one transaction, after the writes succeeded."""
+def _adopt(cache, snapshot, remembered):
+    """corpus id → Remembered for the papers a killed run created and never remembered (`settle_pending`),
+    so their fates count and the plan may take them out again."""
+    from zotero_bridge.feedback.fates import fingerprint
+    from zotero_bridge.feedback.memory import Remembered
+
+    return {corpus_id: Remembered(corpus_id, str(sent.get("title") or key), key, collection, fingerprint(sent))
+            for key, (collection, corpus_id, sent) in settle_pending(cache, snapshot).items()
+            if corpus_id and corpus_id not in remembered}
+
+
+def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=()) -> None:
+    """Store the run and the fates read in it (papers adopted after a killed run among those created), in one
+    transaction, after the writes succeeded."""
     from zotero_bridge.feedback.learn import after_run
     from zotero_bridge.feedback.memory import ShownPaper
 
@@ -207,6 +223,7 @@ def _remember(memory, library, report, fates, snapshot, *, moved: bool) -> None:
     collection_key = (result.collection_key if result else None) or plan.collection_key or ""
     created = result.created_keys if result else {}
     made, updated = after_run(fates, plan.entries, created, snapshot.items, collection_key, moved)
+    made += [fates[corpus_id] for corpus_id in adopted if corpus_id in fates]
     shown = [ShownPaper(e.corpus_id, e.title, e.rank, e.score, e.item_key or created.get(e.corpus_id, ""), e.action)
              for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove")]
     memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated)

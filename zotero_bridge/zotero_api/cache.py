@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from zotero_bridge.errors import full_disk_in_one_line, is_disk_full
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
@@ -27,6 +29,8 @@ CREATE TABLE IF NOT EXISTS collections (key TEXT PRIMARY KEY, version INTEGER NO
 CREATE TABLE IF NOT EXISTS written (
     collection_key TEXT NOT NULL, item_key TEXT NOT NULL, corpus_id TEXT NOT NULL,
     version INTEGER NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (collection_key, item_key));
+CREATE TABLE IF NOT EXISTS pending (
+    item_key TEXT PRIMARY KEY, collection_key TEXT NOT NULL, corpus_id TEXT NOT NULL, sent TEXT NOT NULL);
 """
 
 
@@ -57,13 +61,18 @@ class WebCache:
         self.path = Path(path)
         from recommender.store import private_dir
 
-        private_dir(self.path.parent)  # 0700 whatever the umask
-        try:
-            self._open()
-        except sqlite3.DatabaseError as error:
-            log.warning("The Zotero cache %s could not be read (%s); reading the library again.", self.path, error)
-            self.path.unlink(missing_ok=True)
-            self._open()
+        with self._room("the Zotero cache was left as it was"):
+            private_dir(self.path.parent)  # 0700 whatever the umask
+            try:
+                self._open()
+            except sqlite3.DatabaseError as error:
+                self._close_quietly()
+                if is_disk_full(error):  # not damaged: kept for when there is room again
+                    raise
+                log.warning("The Zotero cache %s could not be read (%s); reading the library again.",
+                            self.path, error)
+                self.path.unlink(missing_ok=True)
+                self._open()
 
     def _open(self) -> None:
         # a copy of the user's library: readable by the user only (SQLite gives its journal the same mode)
@@ -78,6 +87,16 @@ class WebCache:
 
     def close(self) -> None:
         self.db.close()
+
+    def _close_quietly(self) -> None:
+        if (db := getattr(self, "db", None)) is not None:
+            db.close()
+
+    def _room(self, kept: str):
+        return full_disk_in_one_line(self.path, kept)
+
+    def _kept(self) -> str:
+        return f"the Zotero cache keeps the library as of version {self.library_version}"
 
     def _meta(self, name: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
@@ -100,7 +119,7 @@ class WebCache:
 
     def replace_all(self, items: Iterable[dict], collections: Iterable[dict], version: int) -> None:
         """A full read: forget everything cached (not the written records) and store this state."""
-        with self.db:
+        with self._room(self._kept()), self.db:
             self.db.execute("DELETE FROM items")
             self.db.execute("DELETE FROM collections")
             self._store(items, collections, (), (), version)
@@ -108,7 +127,7 @@ class WebCache:
     def apply_changes(self, items: Iterable[dict], collections: Iterable[dict], deleted_items: Iterable[str],
                       deleted_collections: Iterable[str], version: int) -> None:
         """An incremental read: upsert what changed, drop what was deleted, move the version, atomically."""
-        with self.db:
+        with self._room(self._kept()), self.db:
             self._store(items, collections, deleted_items, deleted_collections, version)
 
     def _store(self, items, collections, deleted_items, deleted_collections, version: int) -> None:
@@ -127,13 +146,30 @@ class WebCache:
         return {row[1]: WrittenRecord(row[0], row[1], row[2], int(row[3]), bool(row[4])) for row in rows}
 
     def record_written(self, records: Iterable[WrittenRecord]) -> None:
-        with self.db:
+        with self._room("the items are in Zotero; the cache keeps its earlier record of them"), self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO written (collection_key, item_key, corpus_id, version, created) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [(r.collection_key, r.item_key, r.corpus_id, r.version, int(r.created)) for r in records])
 
     def forget_written(self, collection_key: str, item_keys: Iterable[str]) -> None:
-        with self.db:
+        with self._room("the cache keeps its earlier record"), self.db:
             self.db.executemany("DELETE FROM written WHERE collection_key = ? AND item_key = ?",
                                 [(collection_key, key) for key in item_keys])
+
+    # ---- what zotrec sent and has not yet remembered (a run killed before the answer leaves these) ------
+    def record_pending(self, collection_key: str, papers: Iterable[tuple[str, dict]]) -> None:
+        """Before sending new papers: (corpus id, the JSON sent) of each."""
+        with self._room("nothing was sent to Zotero"), self.db:
+            self.db.executemany("INSERT OR REPLACE INTO pending (item_key, collection_key, corpus_id, sent) "
+                                "VALUES (?, ?, ?, ?)",
+                                [(o["key"], collection_key, corpus_id, json.dumps(o)) for corpus_id, o in papers])
+
+    def pending(self) -> dict[str, tuple[str, str, dict]]:
+        """item key → (collection key, corpus id, the JSON sent)."""
+        rows = self.db.execute("SELECT item_key, collection_key, corpus_id, sent FROM pending ORDER BY rowid")
+        return {key: (collection, corpus_id, json.loads(sent)) for key, collection, corpus_id, sent in rows}
+
+    def forget_pending(self, item_keys: Iterable[str]) -> None:
+        with self._room("the cache keeps its list of papers sent"), self.db:
+            self.db.executemany("DELETE FROM pending WHERE item_key = ?", [(key,) for key in item_keys])

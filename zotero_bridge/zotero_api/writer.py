@@ -3,7 +3,8 @@
 Every write carries the library version it was planned on (a user's concurrent edit → 412 → WriteConflict:
 the caller re-reads and re-plans) and a fresh Zotero-Write-Token (a retried batch is never applied twice);
 objects that come back in `failed` with a 5xx code are sent again a bounded number of times. The cache is
-kept in step with every successful write.
+kept in step with every successful write, and new papers are noted as pending before they are sent: a run
+killed after Zotero stored them but before the answer came leaves them recognisable (`settle_pending`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Writer:
                           reasons_note(by_id[entry.corpus_id], key, new_key())))
         for start in range(0, len(pairs), MAX_OBJECTS_PER_WRITE // 2):
             chunk = pairs[start:start + MAX_OBJECTS_PER_WRITE // 2]
+            self.cache.record_pending(collection, [(corpus_id_of(item), item) for item, _ in chunk])
             saved = self._post_items([o for pair in chunk for o in pair], "creating recommended papers")
             made = [item for item, _ in chunk if item["key"] in saved]
             self.result.created += len(made)
@@ -138,3 +140,36 @@ class Writer:
         self.version = self.snapshot.version = version
         return saved
 
+
+def settle_pending(cache: WebCache, snapshot: Snapshot) -> dict[str, tuple[str, str, dict]]:
+    """The papers zotrec sent and has not yet remembered that are in the library now (a run killed between
+    Zotero's commit and its answer leaves them): recorded as written, at their version if they are still as
+    sent, else at 0 (changed since: never removed). Returns item key → (collection key, corpus id, sent)."""
+    found, records, gone = {}, [], []
+    for key, (collection, corpus_id, sent) in cache.pending().items():
+        data = snapshot.items.get(key)
+        if data is None:  # never stored (refused, or the answer was an error)
+            gone.append(key)
+            continue
+        found[key] = (collection, corpus_id, sent)
+        if key not in cache.written(collection):
+            records.append(WrittenRecord(collection, key, corpus_id,
+                                         int(data.get("version") or 0) if _as_sent(sent, data) else 0, True))
+    cache.record_written(records)
+    cache.forget_pending(gone)
+    return found
+
+
+def _as_sent(sent: Mapping, data: Mapping) -> bool:
+    """The item is as zotrec sent it: the user has not edited, tagged, filed or trashed it since."""
+    def tags(d: Mapping) -> set:
+        return {t.get("tag") for t in d.get("tags") or [] if isinstance(t, Mapping)}
+
+    def creators(d: Mapping) -> list:
+        return [tuple(str(c.get(k) or "") for k in ("firstName", "lastName", "name"))
+                for c in d.get("creators") or [] if isinstance(c, Mapping)]
+
+    same = all(str(sent.get(name) or "") == str(data.get(name) or "")
+               for name in ("title", "abstractNote", "DOI", "url", "extra"))
+    return (same and creators(sent) == creators(data) and tags(sent) == tags(data)
+            and set(sent.get("collections") or []) == set(data.get("collections") or []) and not data.get("deleted"))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
+from tests.loopback import serve, shutdown
 
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 MAX_WRITE_OBJECTS = 50
@@ -85,16 +86,11 @@ class FakeLocalZotero:
 
     # ---- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> FakeLocalZotero:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self._httpd = serve(self, _Handler)
         return self
 
     def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        shutdown(self._httpd)
 
     @property
     def url(self) -> str:

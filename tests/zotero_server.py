@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.loopback import serve, shutdown
 from tests.zotero_server_routes import HttpError as _HttpError
 from tests.zotero_server_routes import route
 
@@ -83,16 +84,11 @@ class FakeZotero:
 
     # ---- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> FakeZotero:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self._httpd = serve(self, _Handler)
         return self
 
     def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        shutdown(self._httpd)
 
     @property
     def url(self) -> str:

@@ -1,0 +1,21 @@
+"""A fake service's HTTP server on 127.0.0.1 (a free port), served by daemon threads: the Web API and the
+local API fakes share it."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def serve(fake, handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """Start serving `fake` (handlers reach it as `self.fake`) until `shutdown`."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (handler,), {"fake": fake}))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return httpd
+
+
+def shutdown(httpd: ThreadingHTTPServer | None) -> None:
+    if httpd:
+        httpd.shutdown()
+        httpd.server_close()

@@ -26,10 +26,10 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
-from tests.loopback import serve, shutdown
+from tests.loopback import QuietDispatcher, serve, shutdown
 
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 MAX_WRITE_OBJECTS = 50
@@ -155,27 +155,9 @@ class FakeLocalZotero:
         return wrapped
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietDispatcher):
     fake: FakeLocalZotero
     protocol_version = "HTTP/1.0"  # Zotero's server closes the connection after each answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
 
     def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
         data = body.encode() if isinstance(body, str) else json.dumps(body, indent=4).encode()

@@ -19,3 +19,25 @@ def shutdown(httpd: ThreadingHTTPServer | None) -> None:
     if httpd:
         httpd.shutdown()
         httpd.server_close()
+
+
+class QuietDispatcher(BaseHTTPRequestHandler):
+    """Every method a fake answers goes to `self._dispatch(METHOD)`; no request log on stderr."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")

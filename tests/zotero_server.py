@@ -12,12 +12,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from tests.loopback import serve, shutdown
+from tests.loopback import QuietDispatcher, serve, shutdown
 from tests.zotero_server_routes import HttpError as _HttpError
 from tests.zotero_server_routes import route
 
@@ -190,26 +190,10 @@ class FakeZotero:
         return wrapped
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietDispatcher):
     fake: FakeZotero
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    # ---- plumbing ---------------------------------------------------------------------------------------
     def _send(self, status: int, body: Any = b"", headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else (
             body.encode() if isinstance(body, str) else json.dumps(body).encode())

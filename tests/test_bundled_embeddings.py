@@ -55,6 +55,14 @@ def test_bundled_vectors_are_the_encoders():
     assert not bundle.fill("another-model", [text_hash(sample[0])], rows[:1]).any()
 
 
+def test_the_bundle_covers_every_text_of_the_bundled_list():
+    texts = corpus_texts()
+    bundle = bundled.load_bundle(bundled.MANIFEST, ONNX_SHA256)
+    found = bundle.fill(MODEL_ID, [text_hash(text) for text in texts], np.zeros((len(texts), 384), np.float32))
+    missing = [text for text, hit in zip(texts, found) if not hit]
+    assert not missing, f"{len(missing)} texts lack a bundled vector: run benchmarks/bundle_embeddings.py"
+
+
 def test_a_tampered_bundle_is_refused_in_one_line_and_texts_are_embedded(tmp_path, monkeypatch, caplog):
     for name in (bundled.MANIFEST, bundled.MANIFEST.with_suffix(".npz")):
         shutil.copy(name, tmp_path / name.name)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from recommender import progress
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.model import TextFeatures
 from recommender.evaluation.folds import item_cold_folds, sample_users, settings_for, without_items
@@ -233,11 +234,13 @@ def simulate_fold(data: InteractionData, fold: int, arms: dict, *, users: int | 
         people = _dense_users(data, test_items, items, weights, settings_for(data, settings), users, seed, user_type)
     totals: dict[str, list[list[tuple]]] = {arm: [[] for _ in range(rounds)] for arm in arms}
     count = 0
-    for user, relevant in people:
-        count += 1
-        for arm, per_round in simulate_user(user, relevant, arms, rounds, size).items():
-            for number, values in enumerate(per_round):
-                totals[arm][number].append(values)
+    with progress.bar("Simulating users", users) as advance:
+        for user, relevant in people:
+            count += 1
+            for arm, per_round in simulate_user(user, relevant, arms, rounds, size).items():
+                for number, values in enumerate(per_round):
+                    totals[arm][number].append(values)
+            advance(1)
     summary = {arm: [[float(np.mean([v[0] for v in values])), float(np.nanmean([v[1] for v in values])),
                       float(np.mean([v[2] for v in values]))] for values in per_round]
                for arm, per_round in totals.items()}

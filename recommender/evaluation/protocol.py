@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from recommender import progress
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.model import ALSSettings
 from recommender.evaluation import peers
@@ -194,10 +195,12 @@ def evaluate_citeulike(data: InteractionData, folds: int = 5, settings: ALSSetti
     settings = settings_for(data, settings)
     items = None if representation is None else DenseItems(dense_report_rows(data, representation), encoder_id)
     results = []
-    for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds]):
-        results.append(run_fold(data, f, test_items, settings, aggregation, svm_users, items=items,
-                                full_adapter=full_adapter))
-        log.debug("fold result %s", json.dumps(results[-1].__dict__, default=float))  # partial results of long runs
+    with progress.bar("Evaluating folds", folds) as advance:
+        for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds]):
+            results.append(run_fold(data, f, test_items, settings, aggregation, svm_users, items=items,
+                                    full_adapter=full_adapter))
+            log.debug("fold result %s", json.dumps(results[-1].__dict__, default=float))  # partial results of long runs
+            advance(1)
     if items is None:
         text, rows = ("title only" if data.word_order_kept else "bag of words (unigrams)"), TFIDF_SVM_ROWS
     else:
@@ -245,13 +248,16 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
     scoring/fusion.py), then ALS and the dense map fitted on all the data."""
     from recommender.collaborative.dense_model import train_dense_collaborative
 
-    validation = validation_fold(data, np.zeros(0, dtype=np.int64), settings, DenseItems(vectors, encoder_id))
-    parts = peers.fused_signals(validation, aggregation)
-    if adapter_beta > 0:
-        parts["learned"] = peers.learned_scores(adapted_fold(validation, adapter_beta))
-    weights = fusion_weights(validation, parts)
-    del validation, parts
-    model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
+    with progress.bar("Training (fusion weights, then the collaborative model)", 2) as advance:
+        validation = validation_fold(data, np.zeros(0, dtype=np.int64), settings, DenseItems(vectors, encoder_id))
+        parts = peers.fused_signals(validation, aggregation)
+        if adapter_beta > 0:
+            parts["learned"] = peers.learned_scores(adapted_fold(validation, adapter_beta))
+        weights = fusion_weights(validation, parts)
+        del validation, parts
+        advance(1)
+        model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
+        advance(1)
     model.provenance.update({
         "data": data.name, "source": data.source, "aggregation": aggregation, "adapter_beta": adapter_beta,
         "fusion_weights": {name: round(weights.get(name, 0.0), 4) for name in FUSED_SIGNALS},

@@ -8,16 +8,19 @@ disk (recommender.features.cache), so the model is loaded only when some text is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from recommender import progress
 from recommender.errors import RecommenderError
+from recommender.features.bundled import BundledVectors, shipped_bundle
 from recommender.features.cache import EmbeddingCache, text_hash
 
 log = logging.getLogger(__name__)
@@ -32,6 +35,7 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 # waste little padding and stay in cache; the vectors are bit for bit those of large batches.
 BATCH_TOKENS = 512
 ENCODER_THREADS = 1  # onnxruntime intra-op threads: more cost CPU on a busy machine for little wall time
+PROGRESS_TEXTS = 200  # texts that take MiniLM more than about 2 s: a progress bar on a terminal
 STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
 EXTRA_HINT = "pip install 'zotrec[embeddings]'"
 DEFAULT_FEATURES = "dense"  # chosen by docs/evaluation-features.md
@@ -165,8 +169,9 @@ class MiniLMEncoder:
         if had_session:
             return_freed_memory()
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts in batches of similar token length (little padding); rows keep the input order."""
+    def encode(self, texts: Sequence[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Embed texts in batches of similar token length (little padding); rows keep the input order.
+        `on_batch(n)` is told each batch's size (a progress bar)."""
         self._load()
         token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
@@ -178,6 +183,8 @@ class MiniLMEncoder:
                 end += 1
             batch = order[start:end]
             result[batch] = self._encode_batch([token_ids[i] for i in batch])
+            if on_batch is not None:
+                on_batch(len(batch))
             start = end
         return result
 
@@ -196,12 +203,17 @@ class MiniLMEncoder:
 
 
 class DenseRepresentation:
-    """MiniLM sentence embeddings; pretrained, so `fit` learns nothing and any text maps alone."""
+    """MiniLM sentence embeddings; pretrained, so `fit` learns nothing and any text maps alone.
+
+    A text's vector comes from the bundled ICML list's vectors (recommender.features.bundled), else the
+    embedding cache, else the model. `bundle`: other bundled vectors (None: the shipped ones, used only
+    by the MiniLM encoder they were made with); `use_bundle=False`: none.
+    """
 
     name = "dense"
 
     def __init__(self, encoder: MiniLMEncoder | None = None, cache: EmbeddingCache | None = None,
-                 *, use_cache: bool = True) -> None:
+                 *, use_cache: bool = True, bundle: BundledVectors | None = None, use_bundle: bool = True) -> None:
         if encoder is None:
             require_dense()
         self.encoder = encoder or MiniLMEncoder()
@@ -209,6 +221,8 @@ class DenseRepresentation:
         self.model_id = getattr(self.encoder, "model_id", MODEL_ID)
         self.dimension = getattr(self.encoder, "dimension", DIMENSION)
         self.encoded = 0  # texts actually run through the model by this instance (the rest were cached)
+        self.bundle = bundle
+        self.use_bundle = use_bundle
 
     def fit(self, corpus_texts: Sequence[str]) -> DenseRepresentation:
         return self
@@ -220,10 +234,19 @@ class DenseRepresentation:
             close()
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:
-        """Cached rows where the exact text was seen before; the model only for the others."""
+        """Bundled or cached rows where the exact text was seen before; the model only for the others."""
         keys = [text_hash(text) for text in texts]
         rows = np.zeros((len(keys), self.dimension), dtype=np.float32)
-        cached = self.cache.fill(self.model_id, keys, rows) if self.cache else np.zeros(len(keys), dtype=bool)
+        cached = np.zeros(len(keys), dtype=bool)
+        bundle = self._bundle()
+        if bundle is not None:
+            cached = bundle.fill(self.model_id, keys, rows)
+        if self.cache and not cached.all():
+            rest = np.flatnonzero(~cached)
+            part = np.zeros((len(rest), self.dimension), dtype=np.float32)
+            hit = self.cache.fill(self.model_id, [keys[index] for index in rest], part)
+            rows[rest[hit]] = part[hit]
+            cached[rest[hit]] = True
         todo = {key: text for key, text, hit in zip(keys, texts, cached) if not hit}
         if todo:
             found: dict[bytes, np.ndarray] = {}
@@ -232,17 +255,33 @@ class DenseRepresentation:
             rows[missing] = np.vstack([found[keys[index]] for index in missing])
         return rows
 
+    def _bundle(self) -> BundledVectors | None:
+        if self.bundle is None and self.use_bundle and self.model_id == MODEL_ID:
+            self.bundle = shipped_bundle(ONNX_SHA256)
+        return self.bundle if self.use_bundle else None
+
     def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
-        if len(todo) >= 200:
-            log.info("Embedding %d new texts with MiniLM (once: they are cached for later runs)…", len(todo))
         pending = list(todo.items())
-        for start in range(0, len(pending), STORE_EVERY):
-            chunk = pending[start : start + STORE_EVERY]
-            vectors = self.encoder.encode([text for _, text in chunk])
-            fresh = {key: vector for (key, _), vector in zip(chunk, vectors)}
-            if self.cache:
-                self.cache.store(self.model_id, fresh)
-            found.update(fresh)
-            self.encoded += len(chunk)
-            if len(pending) > STORE_EVERY:
-                log.info("… %d of %d embedded and cached", start + len(chunk), len(pending))
+        shown = len(pending) >= PROGRESS_TEXTS
+        with progress.bar("Embedding new texts", len(pending)) if shown else _no_bar() as advance:
+            for start in range(0, len(pending), STORE_EVERY):
+                chunk = pending[start : start + STORE_EVERY]
+                texts = [text for _, text in chunk]
+                if isinstance(self.encoder, MiniLMEncoder):
+                    vectors = self.encoder.encode(texts, on_batch=advance)
+                else:
+                    vectors = self.encoder.encode(texts)
+                    advance(len(chunk))
+                fresh = {key: vector for (key, _), vector in zip(chunk, vectors)}
+                if self.cache:
+                    self.cache.store(self.model_id, fresh)
+                found.update(fresh)
+                self.encoded += len(chunk)
+                log.debug("… %d of %d embedded and cached", start + len(chunk), len(pending))
+        if shown:
+            log.info("Embedded %d new texts with MiniLM (once: they are cached for later runs)", len(pending))
+
+
+@contextlib.contextmanager
+def _no_bar():
+    yield lambda n: None

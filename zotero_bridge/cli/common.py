@@ -21,7 +21,8 @@ AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear 
                     "such as top3")
 
 log = logging.getLogger("zotrec")
-_NOTES: list[str] = []  # this run's notices, said as one line at the end (see `note`)
+_NOTES: list[str] = []  # this run's notices, said one a line at the end (see `note`)
+_VERBOSE = False  # -v: notices are said where they happen, in full, and not again at the end
 
 
 class _StderrFormatter(logging.Formatter):
@@ -32,7 +33,7 @@ class _StderrFormatter(logging.Formatter):
         return safe_text(prefix + record.getMessage())
 
 
-# Loggers whose INFO lines are notices (said once per run), folded into the closing line unless -v.
+# Loggers whose INFO lines are notices (said once per run), kept for the closing notices unless -v.
 NOTICE_LOGGERS = ("recommender.features", "recommender.corpus.enrich")
 
 
@@ -45,6 +46,11 @@ class _FoldNotices(logging.Filter):
 
 
 def setup_logging(quiet: bool, verbose: bool) -> None:
+    from recommender import progress
+
+    global _VERBOSE
+    _VERBOSE = verbose
+    progress.enable(not quiet and sys.stderr.isatty())  # bars on a terminal only, never on a pipe or with -q
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_StderrFormatter())
     if not verbose:
@@ -73,16 +79,18 @@ def keep_freed_memory_for_reuse() -> None:
 
 
 def note(short: str, full: str) -> None:
-    """A notice for stderr: `full` on its own line with -v, else `short` joined into one closing line."""
-    log.debug("%s", full)
-    _NOTES.append(short)
+    """A notice for stderr: `full` at once with -v, else `short` among the closing notices (said once either way)."""
+    if _VERBOSE:
+        log.debug("%s", full)
+    else:
+        _NOTES.append(short)
 
 
 def flush_notes() -> None:
-    """The run's notices as one line (nothing under -q)."""
-    if _NOTES:
-        log.info("%s", " · ".join(_NOTES))
-        _NOTES.clear()
+    """The run's notices, one a line (a joined line wraps mid-word; nothing under -q)."""
+    for notice in _NOTES:
+        log.info("%s", notice)
+    _NOTES.clear()
 
 
 def friendly_errors(command):

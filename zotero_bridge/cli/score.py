@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from zotero_bridge.cli.common import (
@@ -54,6 +52,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
     Example:
         zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
     """
+    from recommender import progress
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.batch import BatchRequest, run_batch, summary_text
 
@@ -63,7 +62,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
                            aggregation=aggregation, features=features, top_n=top_n,
                            output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
-                           show_progress=logging.getLogger().level <= logging.INFO)
+                           show_progress=progress.enabled())
     summary = run_batch(corpus_paths, request)
     report, failures = summary_text(summary)
     log.info("%s", report)  # -q silences the report; failures are errors and always shown

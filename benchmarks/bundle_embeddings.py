@@ -1,0 +1,49 @@
+"""Regenerate recommender/data/embeddings/: the bundled ICML 2025 list's MiniLM vectors and their manifest.
+
+Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to how a
+paper's text is made, or to the encoder (recommender/features/bundled.py says how they are used):
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bundle_embeddings.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from recommender.corpus.readers import load_corpus  # noqa: E402
+from recommender.features.bundled import MANIFEST, file_sha256  # noqa: E402
+from recommender.features.cache import text_hash  # noqa: E402
+from recommender.features.dense import DIMENSION, MODEL_ID, ONNX_SHA256, MiniLMEncoder  # noqa: E402
+
+DATA = REPO / "recommender" / "data"
+
+
+def bundled_texts() -> list[str]:
+    """The texts the default corpus embeds: each paper's text, once, in a fixed order (by hash)."""
+    files = [DATA / "icml2025.jsonl", *sorted((DATA / "icml2025_seeds").glob("*.txt"))]
+    texts = {text_hash(paper.text): paper.text for paper in load_corpus(files).papers}
+    return [texts[key] for key in sorted(texts)]
+
+
+def main() -> None:
+    texts = bundled_texts()
+    vectors = MiniLMEncoder().encode(texts)
+    keys = np.frombuffer(b"".join(text_hash(text) for text in texts), dtype=np.uint8).reshape(-1, 16)
+    array = MANIFEST.with_suffix(".npz")
+    array.parent.mkdir(parents=True, exist_ok=True)
+    # float32: float16 moves similarities by ~1e-4, beyond the 1e-5 the golden rankings allow
+    np.savez(array, keys=keys, vectors=vectors.astype("<f4"))
+    manifest = {"model_id": MODEL_ID, "onnx_sha256": ONNX_SHA256, "dimension": DIMENSION, "rows": len(texts),
+                "array": array.name, "array_sha256": file_sha256(array)}
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(texts)} vectors, {array.stat().st_size / 1e6:.1f} MB → {array}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The bundled ICML 2025 vectors (recommender/features/bundled.py): they are the encoder's, a tampered
+file is refused in one line, and a first reading list embeds only the library. Also its closing notices."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from recommender.features import bundled
+from recommender.features.cache import EmbeddingCache, text_hash
+from recommender.features.dense import MODEL_ID, ONNX_SHA256, DenseRepresentation, MiniLMEncoder
+from tests.conftest import REPO
+from zotero_bridge.cli import cli
+
+LIBRARY = REPO / "examples" / "library.bib"
+
+
+def corpus_texts() -> list[str]:
+    from recommender.corpus.readers import load_corpus
+
+    data = REPO / "recommender" / "data"
+    files = [data / "icml2025.jsonl", *sorted((data / "icml2025_seeds").glob("*.txt"))]
+    return [paper.text for paper in load_corpus(files).papers]
+
+
+class CountingEncoder:
+    """The MiniLM encoder, counting the texts it is asked to embed."""
+
+    model_id = MODEL_ID
+    dimension = 384
+
+    def __init__(self) -> None:
+        self.inner = MiniLMEncoder()
+        self.texts: list[str] = []
+
+    def encode(self, texts):
+        self.texts.extend(texts)
+        return self.inner.encode(texts)
+
+
+def test_bundled_vectors_are_the_encoders():
+    texts = corpus_texts()
+    sample = texts[:: len(texts) // 12] + [text for text in texts if len(text) > 400][:4]  # titles and abstracts
+    bundle = bundled.load_bundle(bundled.MANIFEST, ONNX_SHA256)
+    assert bundle is not None and len(bundle) >= len(set(texts))
+    rows = np.zeros((len(sample), 384), dtype=np.float32)
+    found = bundle.fill(MODEL_ID, [text_hash(text) for text in sample], rows)
+    assert found.all()
+    assert np.allclose(rows, MiniLMEncoder().encode(sample), atol=1e-5)
+    assert not bundle.fill("another-model", [text_hash(sample[0])], rows[:1]).any()
+
+
+def test_the_bundle_covers_every_text_of_the_bundled_list():
+    texts = corpus_texts()
+    bundle = bundled.load_bundle(bundled.MANIFEST, ONNX_SHA256)
+    found = bundle.fill(MODEL_ID, [text_hash(text) for text in texts], np.zeros((len(texts), 384), np.float32))
+    missing = [text for text, hit in zip(texts, found) if not hit]
+    assert not missing, f"{len(missing)} texts lack a bundled vector: run benchmarks/bundle_embeddings.py"
+
+
+def test_a_tampered_bundle_is_refused_in_one_line_and_texts_are_embedded(tmp_path, monkeypatch, caplog):
+    for name in (bundled.MANIFEST, bundled.MANIFEST.with_suffix(".npz")):
+        shutil.copy(name, tmp_path / name.name)
+    array = tmp_path / bundled.MANIFEST.with_suffix(".npz").name
+    data = bytearray(array.read_bytes())
+    data[-5] ^= 1  # one bit of the last vector
+    array.write_bytes(data)
+    monkeypatch.setattr(bundled, "MANIFEST", tmp_path / bundled.MANIFEST.name)
+    bundled.shipped_bundle.cache_clear()
+    try:
+        encoder = CountingEncoder()
+        texts = corpus_texts()[:3]
+        with caplog.at_level(logging.WARNING):
+            rows = DenseRepresentation(encoder, EmbeddingCache(tmp_path / "cache.sqlite3")).transform(texts)
+    finally:
+        bundled.shipped_bundle.cache_clear()
+    warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "\n" not in warnings[0] and "sha256" in warnings[0]
+    assert encoder.texts == texts
+    assert np.allclose(rows, MiniLMEncoder().encode(texts), atol=1e-5)
+
+
+def test_a_bundle_for_another_model_file_is_not_used(tmp_path):
+    manifest = json.loads(bundled.MANIFEST.read_text(encoding="utf-8"))
+    assert manifest["onnx_sha256"] == ONNX_SHA256 and manifest["model_id"] == MODEL_ID
+    assert bundled.load_bundle(bundled.MANIFEST, "0" * 64) is None
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Every text the MiniLM encoder embeds in this test."""
+    texts: list[str] = []
+    original = MiniLMEncoder.encode
+
+    def encode(self, batch, **options):
+        texts.extend(batch)
+        return original(self, batch, **options)
+
+    monkeypatch.setattr(MiniLMEncoder, "encode", encode)
+    return texts
+
+
+def reading_list(tmp_path, monkeypatch, *global_options):
+    """`zotrec [OPTIONS] reading-list --library examples/library.bib -n 3` on a fresh cache."""
+    monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
+    result = CliRunner().invoke(cli, [*global_options, "reading-list", "--library", str(LIBRARY), "-n", "3"])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_the_first_reading_list_embeds_only_the_library(counted, tmp_path, monkeypatch):
+    from zotero_bridge.sources.files import read_library_file
+
+    reading_list(tmp_path, monkeypatch, "-q")
+    library_texts = {item.text for item in read_library_file(LIBRARY)[0] if item.text}
+    assert counted and set(counted) <= library_texts
+    assert len(counted) <= len(library_texts) < 100
+
+
+def test_closing_notices_are_one_a_line(tmp_path, monkeypatch):
+    result = reading_list(tmp_path, monkeypatch)
+    lines = result.stderr.splitlines()
+    assert " · " not in result.stderr
+    assert any(line.startswith("corpus: the bundled ICML 2025 list") for line in lines)
+    assert any(line.startswith("Features: dense") for line in lines)
+
+
+def test_verbose_says_each_notice_once(tmp_path, monkeypatch):
+    result = reading_list(tmp_path, monkeypatch, "-v")
+    assert result.stderr.count("ICML 2025 list") == 1
+    assert result.stderr.count("collaborative part") == 1

@@ -119,7 +119,8 @@ def _paper(rec: Recommendation, best: float) -> str:
                 if paper.abstract else "")
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
-    why = f'<div class="why">Because you saved:<ul>{reasons}</ul></div>' if reasons else ""
+    because = "Because you saved:" if rec.match is None else f'<b class="match">{rec.match}% match</b> · because you saved:'
+    why = f'<div class="why">{because}<ul>{reasons}</ul></div>' if reasons else ""
     learned = "".join(f"<li>{html_text(line)}</li>" for line in rec.feedback)
     why += f'<div class="why">Feedback:<ul>{learned}</ul></div>' if learned else ""
     derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""

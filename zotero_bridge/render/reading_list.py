@@ -27,6 +27,7 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
         "id": paper.id,
         "title": paper.title,
         "score": round(rec.score, SCORE_DECIMALS),
+        "match": rec.match,
         "authors": list(paper.authors),
         "year": paper.year,
         "venue": paper.venue,
@@ -42,6 +43,11 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
     if rec.feedback:  # only when the user's feedback moved this paper: other rows keep their old bytes
         row["feedback"] = list(rec.feedback)
     return row
+
+
+def match_text(rec: Recommendation) -> str:
+    """'98% match', or '' for a paper without reasons."""
+    return "" if rec.match is None else f"{rec.match}% match"
 
 
 def reasons_text(rec: Recommendation) -> str:
@@ -73,16 +79,18 @@ def feedback_text(rec: Recommendation) -> str:
 
 
 def _csv(recs: Sequence[Recommendation]) -> str:
-    """A `feedback` column is appended only when some paper carries feedback, so lists made without any keep
-    the columns (and bytes) they always had."""
+    """A `match` column (after `score`) only when some paper has one, and a `feedback` column appended only when
+    some paper carries feedback, so lists made without them keep the columns (and bytes) they always had."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     with_feedback = any(rec.feedback for rec in recs)
-    writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"]
-                    + (["feedback"] if with_feedback else []))
+    with_match = any(rec.match is not None for rec in recs)
+    writer.writerow(["rank", "id", "title", "score"] + (["match"] if with_match else [])
+                    + ["authors", "year", "url", "reasons"] + (["feedback"] if with_feedback else []))
     for rec in recs:
         row = recommendation_row(rec)
-        cells = [row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
+        match = ["" if rec.match is None else rec.match] if with_match else []
+        cells = [row["rank"], row["id"], row["title"], row["score"], *match, "; ".join(row["authors"]),
                  row["year"] or "", row["url"] or "", reasons_text(rec)]
         writer.writerow([spreadsheet_safe(cell) for cell in cells + ([feedback_text(rec)] if with_feedback else [])])
     return out.getvalue()
@@ -96,7 +104,8 @@ def _markdown(recs: Sequence[Recommendation], title: str) -> str:
     lines = [f"# {markdown_text(title)}", ""]
     for rec in recs:
         paper = rec.paper
-        lines.append(f"{rec.rank}. **{markdown_link(paper.title, paper.url)}** — score {rec.score:.3f}")
+        match = f"{match_text(rec)} · " if rec.match is not None else ""
+        lines.append(f"{rec.rank}. **{markdown_link(paper.title, paper.url)}** — {match}score {rec.score:.3f}")
         if paper.authors:
             lines.append(f"   {markdown_text(_authors_short(paper.authors))}")
         if rec.reasons:
@@ -130,6 +139,7 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
 
     table = Table(title=escape(_plain(title)), show_lines=True)
     table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("match", justify="right", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("paper", ratio=3, overflow="fold")
     table.add_column("because you saved", ratio=2, overflow="fold")
@@ -139,7 +149,8 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
         body += f"\n{_plain(_short_url(paper.url))}" if paper.url else ""
         why = [f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons]
         why += [f"feedback: {_plain(line)}" for line in rec.feedback]
-        table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
+        match = "" if rec.match is None else f"{rec.match}%"
+        table.add_row(str(rec.rank), match, f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
     return _rich_to_text(table, width)
 
 

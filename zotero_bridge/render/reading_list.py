@@ -14,6 +14,7 @@ from recommender.formats.output import safe_json, safe_text, spreadsheet_safe
 from recommender.items import LibraryItem, Recommendation, Skipped
 from zotero_bridge.render.html_page import ListContext, render_html_page
 from zotero_bridge.render.safe import markdown_link, markdown_text
+from zotero_bridge.render.words import plural
 
 READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
 SCORE_DECIMALS = 4
@@ -202,7 +203,7 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"{len(items)} items")
+    table = Table(title=plural(len(items), "item"))
     for column in ("key", "type", "title", "creators", "year", "DOI", "tags", "collections"):
         table.add_column(column, overflow="fold")
     for item in items:

@@ -98,6 +98,7 @@ class Recommendation:
     reasons: tuple[Reason, ...] = ()
     rank: int = 0
     feedback: tuple[str, ...] = ()  # what the user's earlier actions did to it ("less like 'X', which you removed")
+    match: int | None = None  # 0–100 for people (recommender/scoring/match.py); None when not calibrated
 
 
 @dataclass(frozen=True, slots=True)

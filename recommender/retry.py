@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,19 @@ class RetryPolicy:
         """Our wait after the `tries`-th failed try, when the server did not say how long."""
         wait = self.first_wait_s * 2 ** (tries - 1) * (1 + random.random() * self.jitter)
         return min(wait, self.max_wait_s)
+
+
+def unresolved_host(error: BaseException) -> bool:
+    """True when `error` comes from a host name that does not resolve (socket.gaierror in its causes):
+    trying again will not help, so the caller fails at once instead of spending the deadline on retries."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, socket.gaierror):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 class Retry(Exception):

@@ -152,7 +152,7 @@ def test_quiet_silences_the_score_summary(tmp_path):
     out = tmp_path / "s.csv"
     args = ["score", "--libraries", str(LIBRARY), "--features", "tfidf", "-n", "2", "--out", str(out)]
     loud = CliRunner().invoke(cli, args)
-    assert loud.exit_code == 0 and "Scored 1 users" in loud.stderr
+    assert loud.exit_code == 0 and "Scored 1 user against" in loud.stderr
     quiet = CliRunner().invoke(cli, ["-q", *args, "--overwrite"])
     assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
 

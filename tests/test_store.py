@@ -348,10 +348,13 @@ def test_a_read_only_cache_folder_gives_the_same_list_with_one_notice(tmp_path, 
             stack.enter_context(read_only(folder))
         unchanged = run()
         grown = run("Diffusion models for protein design")  # new rows, new state: nothing can be stored
-    assert unchanged.exit_code == 0 and unchanged.stderr.count("Warning") == 0, unchanged.output
+    def warnings(stderr: str) -> int:  # besides the one saying this 2-item library is tiny (scoring/match.py)
+        return stderr.count("Warning") - stderr.count("Warning: Weak match")
+
+    assert unchanged.exit_code == 0 and warnings(unchanged.stderr) == 0, unchanged.output
     assert grown.exit_code == 0, grown.output
     assert grown.stdout == run("Diffusion models for protein design").stdout  # as with a writable cache
-    assert grown.stderr.count("Warning") == 1, grown.stderr
+    assert warnings(grown.stderr) == 1, grown.stderr
     assert f"cache folder {tmp_path / 'cache'} cannot be written" in grown.stderr
     assert "damaged" not in grown.stderr and "delete" not in grown.stderr
 

@@ -55,6 +55,7 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
                     "id": rec.paper.id,
                     "title": rec.paper.title,
                     "score": round(rec.score, SCORE_DECIMALS),
+                    **({"match": rec.match} if rec.match is not None else {}),
                     "reasons": [
                         {"key": r.item_key, "title": r.item_title,
                          "similarity": round(r.similarity, SCORE_DECIMALS)}

@@ -29,6 +29,7 @@ from recommender.retry import (
     RetryPolicy,
     default_deadline,
     retry_after,
+    unresolved_host,
     with_retries,
 )
 from recommender.store import private_dir
@@ -238,6 +239,11 @@ class Http:
                 return attempt()
             except (httpx2.InvalidURL, httpx2.UnsupportedProtocol) as error:
                 raise FetchError(f"{url}: {error}") from None
+            except httpx2.ConnectError as error:
+                if unresolved_host(error):  # no such host: retrying would only spend the deadline
+                    host = httpx2.URL(url).host or url
+                    raise FetchError(f"{host}: the host name does not resolve (offline, or a wrong name?)") from None
+                raise Retry(f"{type(error).__name__}: {error}") from None
             except httpx2.TransportError as error:  # refused, timed out, or the body was cut short
                 raise Retry(f"{type(error).__name__}: {error}") from None
 

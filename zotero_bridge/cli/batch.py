@@ -18,6 +18,7 @@ from recommender.formats.output import safe_text
 from recommender.items import LibraryItem
 from recommender.scoring.fusion import DEFAULT_SCORING
 from zotero_bridge.errors import SourceError
+from zotero_bridge.render.words import plural
 from zotero_bridge.sources import SQLITE_SUFFIXES, SourceOptions, read_library
 
 log = logging.getLogger(__name__)
@@ -210,20 +211,22 @@ def _write_group(summary: BatchSummary, fmt: str) -> None:
 
         write_text(path, render_table(rows, fmt))
         log.info("Wrote the group summary (%d papers) to %s", len(rows), path)
-    shown = "\n".join(f"  {r['users']:>4} users · mean rank {r['mean_rank']:>6} · {r['title']}"
+    shown = "\n".join(f"  {plural(r['users'], 'user'):>10} · mean rank {r['mean_rank']:>6} · {r['title']}"
                       + (f" · {r['group_note']}" if r["group_note"] else "") for r in rows[:GROUP_SHOWN])
     log.info("Most shared papers:\n%s", shown or "  (none)")
 
 
 def summary_text(summary: BatchSummary) -> tuple[str, str]:
     """The closing report (users, papers, rows, time) and, apart, the failures ('' when none)."""
-    lines = [f"Scored {summary.scored} users against {summary.papers} papers; {summary.rows} rows in all"
+    lines = [f"Scored {plural(summary.scored, 'user')} against {plural(summary.papers, 'paper')}; "
+             f"{plural(summary.rows, 'row')} in all"
              + (f" in {summary.output}" if summary.output else "")
              + f" ({summary.seconds:.1f} s)."]
     if summary.resumed:
-        lines.append(f"{summary.resumed} users were already in the output file and were not scored again.")
+        were = "was" if summary.resumed == 1 else "were"
+        lines.append(f"{plural(summary.resumed, 'user')} {were} already in the output file and {were} not scored again.")
     failures = []
     if summary.failures:
-        failures.append(f"{len(summary.failures)} of {summary.users} libraries failed:")
+        failures.append(f"{len(summary.failures)} of {plural(summary.users, 'library', 'libraries')} failed:")
         failures += [f"  {user}: {reason}" for user, reason in summary.failures]
     return "\n".join(lines), "\n".join(failures)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from zotero_bridge.cli.common import (
@@ -53,6 +55,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     """
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
+    from recommender.scoring.match import with_match
     from zotero_bridge.render.reading_list import render_recommendations
 
     inputs = run_inputs(libraries, corpus_paths, model_path)
@@ -71,6 +74,8 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
                                    lambda items: profile_for(items, collection),
                                    click.get_current_context().meta.get("zotrec.group"), settings)
+    recs = with_match(recs, features)
+    warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export
@@ -79,6 +84,15 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         return
     context = list_context(libraries, corpus_paths, features, recommender, len(read.items))
     write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
+
+
+def warn_if_weak(recs, items, features: str) -> None:
+    """One warning line when the library is tiny or off-topic for this corpus (recommender/scoring/match.py)."""
+    from recommender.scoring.match import weak_library_warning
+
+    warning = weak_library_warning(recs, sum(bool(item.text.strip()) for item in items), features)
+    if warning:
+        logging.getLogger("zotrec").warning("%s", warning)
 
 
 def list_context(libraries, corpus_paths, features, recommender, items):

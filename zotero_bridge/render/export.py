@@ -47,7 +47,8 @@ def render_export(recs: Sequence[Recommendation], fmt: str) -> str:
 def reasons_note(rec: Recommendation) -> str:
     """One line for the note/Extra field: rank, score and the library items that led to the paper."""
     because = "; ".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons)
-    line = f"Recommended by zotrec: rank {rec.rank}, score {rec.score:.4f}."
+    shown = "" if rec.match is None else f" {rec.match}% match."
+    line = f"Recommended by zotrec: rank {rec.rank}, score {rec.score:.4f}.{shown}"
     return f"{line} Because you saved: {because}" if because else line
 
 

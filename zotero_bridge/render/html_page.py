@@ -12,6 +12,7 @@ from datetime import date
 
 from recommender.items import Paper, Recommendation
 from zotero_bridge.render.safe import html_link, html_text
+from zotero_bridge.render.words import plural
 
 TOPICS_SHOWN = 8
 AUTHORS_SHOWN = 6
@@ -104,7 +105,7 @@ def _topics(recs: Sequence[Recommendation]) -> str:
     top = counts.most_common(TOPICS_SHOWN)
     most = top[0][1]
     rows = "".join(f'<div class="topic"><span title="{html_text(name)}">{html_text(name)}</span>'
-                   f'{_bar(n / most, f"{n} papers")}<span class="sim">{n}</span></div>' for name, n in top)
+                   f'{_bar(n / most, plural(n, "paper"))}<span class="sim">{n}</span></div>' for name, n in top)
     return (f'<section class="topics"><h2>Where this list comes from: the items in your library that explain '
             f'the most papers</h2>{rows}</section>')
 
@@ -119,7 +120,8 @@ def _paper(rec: Recommendation, best: float) -> str:
                 if paper.abstract else "")
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
-    why = f'<div class="why">Because you saved:<ul>{reasons}</ul></div>' if reasons else ""
+    because = "Because you saved:" if rec.match is None else f'<b class="match">{rec.match}% match</b> · because you saved:'
+    why = f'<div class="why">{because}<ul>{reasons}</ul></div>' if reasons else ""
     learned = "".join(f"<li>{html_text(line)}</li>" for line in rec.feedback)
     why += f'<div class="why">Feedback:<ul>{learned}</ul></div>' if learned else ""
     derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""
@@ -131,7 +133,7 @@ def _paper(rec: Recommendation, best: float) -> str:
 
 def render_html_page(recs: Sequence[Recommendation], title: str, context: ListContext | None = None) -> str:
     context = context or ListContext()
-    meta = [("Library", context.library + (f" ({context.library_items} items)" if context.library_items else "")),
+    meta = [("Library", context.library + (f" ({plural(context.library_items, 'item')})" if context.library_items else "")),
             ("Corpus", context.corpus), ("Features", context.features), ("Model", context.model or "content only"),
             ("Made", context.created)]
     meta_html = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in meta if value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from recommender.formats.output import safe_json, safe_text, spreadsheet_safe
 from recommender.items import LibraryItem, Recommendation, Skipped
 from zotero_bridge.render.html_page import ListContext, render_html_page
 from zotero_bridge.render.safe import markdown_link, markdown_text
+from zotero_bridge.render.words import plural
 
 READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
 SCORE_DECIMALS = 4
@@ -27,6 +29,7 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
         "id": paper.id,
         "title": paper.title,
         "score": round(rec.score, SCORE_DECIMALS),
+        "match": rec.match,
         "authors": list(paper.authors),
         "year": paper.year,
         "venue": paper.venue,
@@ -42,6 +45,11 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
     if rec.feedback:  # only when the user's feedback moved this paper: other rows keep their old bytes
         row["feedback"] = list(rec.feedback)
     return row
+
+
+def match_text(rec: Recommendation) -> str:
+    """'98% match', or '' for a paper without reasons."""
+    return "" if rec.match is None else f"{rec.match}% match"
 
 
 def reasons_text(rec: Recommendation) -> str:
@@ -73,16 +81,18 @@ def feedback_text(rec: Recommendation) -> str:
 
 
 def _csv(recs: Sequence[Recommendation]) -> str:
-    """A `feedback` column is appended only when some paper carries feedback, so lists made without any keep
-    the columns (and bytes) they always had."""
+    """A `match` column (after `score`) only when some paper has one, and a `feedback` column appended only when
+    some paper carries feedback, so lists made without them keep the columns (and bytes) they always had."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     with_feedback = any(rec.feedback for rec in recs)
-    writer.writerow(["rank", "id", "title", "score", "authors", "year", "url", "reasons"]
-                    + (["feedback"] if with_feedback else []))
+    with_match = any(rec.match is not None for rec in recs)
+    writer.writerow(["rank", "id", "title", "score"] + (["match"] if with_match else [])
+                    + ["authors", "year", "url", "reasons"] + (["feedback"] if with_feedback else []))
     for rec in recs:
         row = recommendation_row(rec)
-        cells = [row["rank"], row["id"], row["title"], row["score"], "; ".join(row["authors"]),
+        match = ["" if rec.match is None else rec.match] if with_match else []
+        cells = [row["rank"], row["id"], row["title"], row["score"], *match, "; ".join(row["authors"]),
                  row["year"] or "", row["url"] or "", reasons_text(rec)]
         writer.writerow([spreadsheet_safe(cell) for cell in cells + ([feedback_text(rec)] if with_feedback else [])])
     return out.getvalue()
@@ -96,7 +106,8 @@ def _markdown(recs: Sequence[Recommendation], title: str) -> str:
     lines = [f"# {markdown_text(title)}", ""]
     for rec in recs:
         paper = rec.paper
-        lines.append(f"{rec.rank}. **{markdown_link(paper.title, paper.url)}** — score {rec.score:.3f}")
+        match = f"{match_text(rec)} · " if rec.match is not None else ""
+        lines.append(f"{rec.rank}. **{markdown_link(paper.title, paper.url)}** — {match}score {rec.score:.3f}")
         if paper.authors:
             lines.append(f"   {markdown_text(_authors_short(paper.authors))}")
         if rec.reasons:
@@ -128,19 +139,42 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
     from rich.table import Table
     from rich.text import Text
 
+    width = max(40, width or terminal_width())
     table = Table(title=escape(_plain(title)), show_lines=True)
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("paper", ratio=3, overflow="fold")
-    table.add_column("because you saved", ratio=2, overflow="fold")
+    numbers = [max(1, len(str(max((rec.rank for rec in recs), default=1)))), len("match"),
+               max((len(f"{rec.score:.3f}") for rec in recs), default=5)]
+    for name, number_width in zip(("#", "match", "score"), numbers, strict=True):
+        table.add_column(name, justify="right", no_wrap=True, width=number_width)
+    paper_width, because = _text_widths(width - (1 + 3 * 5) - sum(numbers), recs)
+    table.add_column("paper", overflow="fold", width=paper_width)
+    table.add_column("because you saved", overflow="fold", width=because)
     for rec in recs:
         paper = rec.paper
         body = _plain(paper.title) + (f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
-        body += f"\n{_plain(_short_url(paper.url))}" if paper.url else ""
+        body += f"\n{_plain(_link_text(paper.url, paper_width))}" if paper.url else ""
         why = [f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons]
         why += [f"feedback: {_plain(line)}" for line in rec.feedback]
-        table.add_row(str(rec.rank), f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
+        match = "" if rec.match is None else f"{rec.match}%"
+        table.add_row(str(rec.rank), match, f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
     return _rich_to_text(table, width)
+
+
+def _text_widths(room: int, recs: Sequence[Recommendation]) -> tuple[int, int]:
+    """The paper and reason columns share `room` 3:2, the paper column never narrower than its longest link
+    (so a link is never cut mid-id) while the reasons keep at least 12 columns."""
+    longest_link = max((len(_plain(_short_url(rec.paper.url))) for rec in recs), default=0)
+    paper = max(room * 3 // 5, min(longest_link, room - 12))
+    return max(10, paper), max(8, room - paper)
+
+
+def _link_text(url: str, room: int) -> str:
+    """The link as `_short_url` writes it when it fits `room` columns, else a short id that does
+    ('OpenReview GUDnecJdJU'): a link folded mid-id is neither readable nor clickable."""
+    short = _short_url(url)
+    if len(short) <= room:
+        return short
+    match = re.search(r"openreview\.net/(?:forum|pdf)\?id=([^&#\s]+)", url)
+    return f"OpenReview {match.group(1)}" if match else short
 
 
 def _short_url(url: str) -> str:
@@ -180,7 +214,10 @@ def skipped_summary(skipped: Sequence[Skipped]) -> dict[str, int]:
                         for s in skipped))
 
 
-def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str) -> str:
+def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str,
+                   width: int | None = None) -> str:
+    """What was read, as JSON or a table `width` columns wide (default: the terminal's, $COLUMNS, or a fixed
+    width on a pipe)."""
     if fmt == "json":
         payload = {
             "items": [library_row(i) for i in items],
@@ -188,18 +225,9 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
             "summary": {"items": len(items), "skipped": skipped_summary(skipped)},
         }
         return safe_json(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-    from rich.table import Table
-    from rich.text import Text
+    from zotero_bridge.render.library_table import render_table
 
-    table = Table(title=f"{len(items)} items")
-    for column in ("key", "type", "title", "creators", "year", "DOI", "tags", "collections"):
-        table.add_column(column, overflow="fold")
-    for item in items:
-        names = [c.name for c in item.creators]
-        table.add_row(*(Text(_plain(cell)) for cell in (
-            item.key, item.item_type, item.title, _authors_short(names), str(item.year or ""),
-            item.doi, ", ".join(item.tags), ", ".join(item.collections))))
-    text = _rich_to_text(table)
+    text = render_table(items, plural(len(items), "item"), _plain, width)
     summary = skipped_summary(skipped)
     text += "Skipped: " + _plain(", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"
     return text

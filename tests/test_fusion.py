@@ -138,6 +138,13 @@ def test_a_file_that_is_not_a_dense_model_is_a_one_line_error(tmp_path):
     (tmp_path / "broken.npz").write_bytes(b"not a zip")
     with pytest.raises(InputError, match="cannot read the model"):
         DenseCollaborativeModel.load(tmp_path / "broken.npz")
+    for settings, provenance in (("[1]", "{}"), ('{"bogus": 1}', "{}"), ("{}", "[1]")):  # found by the slow fuzzer
+        np.savez(path, format=np.array("zotrec-collaborative-dense-1"), map_kind=np.array("ridge"),
+                 settings=np.array(settings), provenance=np.array(provenance), encoder_id=np.array("e"),
+                 item_gram=np.zeros((2, 2)), fold_in_confidence=np.array(1.0), map_weights=np.zeros((2, 2)),
+                 map_intercept=np.zeros(2))
+        with pytest.raises(InputError, match="cannot read the model"):
+            DenseCollaborativeModel.load(path)
 
 
 def test_scoring_weights_fuse_learned_and_add_a_dense_model_to_any_aggregation():

@@ -188,7 +188,7 @@ class DenseCollaborativeModel:
                 if knn and not {"neighbour_vectors", "neighbour_factors"} <= set(data.files):
                     raise KeyError("neighbour_vectors")
                 model = cls(
-                    settings=ALSSettings(**json.loads(_text(data, "settings"))),
+                    settings=ALSSettings(**_mapping(json.loads(_text(data, "settings")), "settings")),
                     map_kind=kind,
                     map_weights=None if knn else data["map_weights"].astype(np.float32),
                     map_intercept=None if knn else data["map_intercept"].astype(np.float32),
@@ -197,11 +197,11 @@ class DenseCollaborativeModel:
                     item_gram=data["item_gram"].astype(np.float64),
                     fold_in_confidence=float(data["fold_in_confidence"]),
                     encoder_id=_text(data, "encoder_id"),
-                    provenance=json.loads(_text(data, "provenance")),
+                    provenance=_mapping(json.loads(_text(data, "provenance")), "provenance"),
                     _source=Path(path) if knn else None,
                 )
                 return model
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=path) from None
 
 
@@ -211,6 +211,13 @@ def _text(data, name: str) -> str:
     if value.ndim != 0 or value.dtype.kind != "U":
         raise ValueError(f"field '{name}' is not a text")
     return str(value)
+
+
+def _mapping(value, name: str) -> dict:
+    """A JSON field of a model file that must be an object."""
+    if not isinstance(value, dict):
+        raise ValueError(f"field '{name}' is not a JSON object")
+    return value
 
 
 def train_dense_collaborative(

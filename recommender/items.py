@@ -90,6 +90,22 @@ class Reason:
 
 
 @dataclass(frozen=True, slots=True)
+class AuthorReason:
+    """An author of the paper who also wrote items in the library (issue 25's author signal)."""
+
+    name: str  # as the corpus paper spells it
+    library_items: int  # how many library items list this author
+
+
+@dataclass(frozen=True, slots=True)
+class SteerReason:
+    """A `--prefer` text the paper is close to, with the similarity that counted."""
+
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
 class Recommendation:
     """A scored corpus paper with the library items that explain it (best first)."""
 
@@ -99,6 +115,9 @@ class Recommendation:
     rank: int = 0
     feedback: tuple[str, ...] = ()  # what the user's earlier actions did to it ("less like 'X', which you removed")
     match: int | None = None  # 0–100 for people (recommender/scoring/match.py); None when not calibrated
+    interest: str = ""  # the library interest (collection or topic cluster) this paper serves; "" when none
+    author_reasons: tuple[AuthorReason, ...] = ()  # its authors who appear in the library
+    steer_reasons: tuple[SteerReason, ...] = ()  # the --prefer texts it matches
 
 
 @dataclass(frozen=True, slots=True)

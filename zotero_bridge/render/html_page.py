@@ -64,6 +64,10 @@ class ListContext:
     model: str = ""
     created: str = field(default_factory=lambda: date.today().isoformat())
     library_items: int | None = None
+    prefer: tuple[str, ...] = ()  # --prefer texts that steered the ranking
+    avoid: tuple[str, ...] = ()  # --avoid texts
+    recency_half_life: float | None = None  # days; None: every library item counts the same
+    interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
 
 
 def presentation(paper: Paper) -> str:

@@ -36,7 +36,8 @@ def test_the_match_is_the_best_similarity_calibrated_to_0_100():
     assert bare.match is None
     fresh = Recommendation(far.paper, far.score, far.reasons, far.rank)
     assert with_match([fresh], "tfidf")[0].match == 100  # 0.25 is as high as the on-topic example reaches on tf-idf
-    assert with_match([fresh], "hybrid")[0].match is None  # no measured end points: no number made up
+    assert with_match([fresh], "hybrid")[0].match == round(100 * (0.25 - 0.10) / (0.47 - 0.10))
+    assert with_match([fresh], "bm25")[0].match is None  # no measured end points: no number made up
 
 
 def test_every_format_shows_the_match_and_keeps_the_raw_score():
@@ -88,6 +89,23 @@ def test_the_cli_warns_once_for_an_off_topic_library(tmp_path):
     assert result.stderr.count("Weak match") == 1 and "1 item with a title or abstract" in result.stderr
     rows = json.loads(result.stdout)
     assert all(row["match"] is not None and 0 <= row["match"] <= 20 for row in rows if row["reasons"])
+
+
+def test_hybrid_features_run_with_the_default_model_and_show_a_match(tmp_path):
+    """Hybrid rows are sparse, so the shipped collaborative part (dense only) is left out, not an error."""
+    from zotero_bridge.cli.main import cli
+
+    library = tmp_path / "library.jsonl"
+    library.write_text('{"key": "A", "title": "Normalizing flows for variational inference"}\n'
+                       '{"key": "B", "title": "Score-based diffusion models for image generation"}\n')
+    result = CliRunner().invoke(cli, ["reading-list", "--library", str(library), "--features", "hybrid",
+                                      "-n", "3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 3 and all(row["match"] is not None for row in rows)
+    refused = CliRunner().invoke(cli, ["reading-list", "--library", str(library), "--features", "hybrid",
+                                       "--model", "recommender/data/collaborative-dense.npz", "-n", "3"])
+    assert refused.exit_code == 1 and "needs --features dense" in refused.output
 
 
 def test_batch_score_lines_carry_the_match():

@@ -284,7 +284,7 @@ def load_model(model_path: str | None, features: str | None = None):
     if not model_path:
         from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel
 
-        if features not in ("dense", "hybrid") or not SHIPPED_MODEL.exists():
+        if features != "dense" or not SHIPPED_MODEL.exists():
             note("content only", "Scoring on content only (the shipped collaborative part needs dense features).")
             return None
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
@@ -302,7 +302,7 @@ def load_model(model_path: str | None, features: str | None = None):
             raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
                                        f"zotrec no longer scores with; train a new one with `zotrec train`") from None
         raise
-    if features not in ("dense", "hybrid"):
+    if features != "dense":  # hybrid rows are sparse: the model's adapter and factors need dense rows
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
     note(f"hybrid with {model_path}",
          f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")

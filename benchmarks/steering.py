@@ -102,10 +102,12 @@ def recency_table(hidden: int = 5, half_lives=(None, 15, 30, 60, 120)) -> None:
         steering = Steering(half_life_days=half_life) if half_life else None
         ranked = recommender.recommend(kept, top_n=0, steering=steering)
         ranks = sorted(rec.rank for rec in ranked if rec.paper.id.startswith("holdout:"))
-        print(f"  half-life {str(half_life or 'off'):>4}: ranks {ranks}, median {np.median(ranks):.0f}")
+        print(f"  half-life {str(half_life or 'off'):>4}: ranks {ranks}, median {np.median(ranks):.0f}, "
+              f"in the top 20: {sum(rank <= 20 for rank in ranks)}")
 
 
 if __name__ == "__main__":
     top = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     steering_table(top)
-    recency_table()
+    for count in (5, 10):
+        recency_table(count)

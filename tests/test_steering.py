@@ -323,14 +323,20 @@ def test_sync_records_its_steering_and_history_shows_it(zotero_server, corpus_fi
     env = {"ZOTERO_API_KEY": ZOTERO_WRITE_KEY}
     args = ["sync", "--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url, "--corpus",
             str(corpus_file), "-n", "3", "--features", "tfidf"]
-    assert run(*args, "--prefer", "causal inference", "--avoid", "reward", "--recent-half-life", "90",
-               env=env).exit_code == 0
+    steered = run(*args, "--prefer", "detective crime fiction", "--avoid", "reward", "--recent-half-life", "90",
+                  env=env)
+    assert steered.exit_code == 0, steered.output
+    assert "matches what you prefer: 'detective crime fiction'" in steered.stdout  # the plan says why
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    notes = [d["note"] for d in library.items.values() if d["itemType"] == "note" and d.get("parentItem")]
+    assert any("what you asked for (--prefer):</p><ul><li>detective crime fiction" in note for note in notes)
     assert run(*args, env=env).exit_code == 0
     shown = json.loads(run("history", "--format", "json").stdout)
     assert [r["steering"] for r in shown["runs"]] == [
-        None, {"prefer": ["causal inference"], "avoid": ["reward"], "recent_half_life": 90.0}]
+        None, {"prefer": ["detective crime fiction"], "avoid": ["reward"], "recent_half_life": 90.0}]
     text = run("history").stdout
-    assert 'steered: prefer "causal inference"; avoid "reward"; recent items weighted (half-life 90 days)' in text
+    assert ('steered: prefer "detective crime fiction"; avoid "reward"; recent items weighted (half-life 90 days)'
+            in text)
     assert text.count("steered:") == 1
 
 

@@ -240,6 +240,8 @@ def why_lines(rec: Recommendation) -> list[str]:
     lines = []
     if rec.reasons:
         lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
+    if rec.steer_reasons:
+        lines.append("matches what you prefer: " + "; ".join(f"'{r.text}' ({r.similarity:.2f})" for r in rec.steer_reasons))
     lines.extend(getattr(rec, "feedback", ()) or ())
     return lines
 

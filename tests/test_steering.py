@@ -238,6 +238,11 @@ def test_batch_scoring_steers_every_user_as_reading_list_does():
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     steered = [row for row in rows if "steer_reasons" in row]
     assert len(rows) == 16 and steered and all(row["steer_reasons"][0]["text"] == "series" for row in steered)
+    pooled = io.StringIO()  # worker processes build their own Recommender and keep the steering
+    score_libraries(recommender, users, output=pooled, fmt="jsonl", top_n=8, steering=steering, jobs=2,
+                    chunk_users=1, rebuild=lambda: Recommender(CORPUS, representation=TopicVectors(),
+                                                               aggregation="learned"))
+    assert [json.loads(line) for line in pooled.getvalue().splitlines()] == rows
 
 
 # ---- the CLI ----------------------------------------------------------------------------------------------
@@ -314,6 +319,13 @@ def test_score_rows_are_the_steered_reading_list(tmp_path):
         mine = [row for row in rows if row["user"] == user]
         assert [(r["rank"], r["id"], r["score"]) for r in mine] == [(e["rank"], e["id"], e["score"]) for e in expected]
     assert any(row.get("steer_reasons") for row in rows)
+    pytest.importorskip("distributed")
+    parts = tmp_path / "parts"
+    dask = run("score", "--features", "tfidf", *SEED_CORPUS, "--libraries", folder, "-n", 5, "--format", "jsonl",
+               "--out", parts, "--scheduler", "local", *steer)
+    assert dask.exit_code == 0, dask.output
+    shipped = [json.loads(line) for part in sorted(parts.glob("part-*.jsonl")) for line in part.open()]
+    assert sorted(shipped, key=lambda r: (r["user"], r["rank"])) == rows
     plain = run("score", "--features", "tfidf", *SEED_CORPUS, "--libraries", folder, "-n", 5, "--format", "jsonl")
     assert [json.loads(line)["id"] for line in plain.stdout.splitlines()] != [row["id"] for row in rows]
 

@@ -27,6 +27,7 @@ from recommender.batch.runner import (
 )
 from recommender.items import LibraryItem
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
+from recommender.scoring.steering import Steering
 
 log = logging.getLogger(__name__)
 
@@ -76,17 +77,20 @@ def score_libraries_dask(
     group_name: str = "",
     partition_size: int = DEFAULT_PARTITION_USERS,
     progress: Progress | None = None,
+    steering: Steering | None = None,
 ) -> BatchSummary:
     """Score every library on the cluster behind `client` (a `distributed.Client`).
 
     Rows go to `out_dir/part-NNNNN.<fmt>`; a re-run with the same libraries and workers resumes
     each part (the partition count follows the number of users and workers).
-    `load` must be importable on the workers (a module-level function).
+    `load` must be importable on the workers (a module-level function). `steering` (prefer / avoid texts,
+    recency) goes to every worker with the scorer.
     """
     from distributed import as_completed
 
     started = time.perf_counter()
-    scorer = recommender if isinstance(recommender, BatchScorer) else BatchScorer(recommender, top_n=top_n)
+    scorer = (recommender if isinstance(recommender, BatchScorer)
+              else BatchScorer(recommender, top_n=top_n, steering=steering))
     _check_picklable(scorer)
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])

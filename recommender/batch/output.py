@@ -61,6 +61,8 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
                          "similarity": round(r.similarity, SCORE_DECIMALS)}
                         for r in rec.reasons
                     ],
+                    **({"steer_reasons": [{"text": r.text, "similarity": round(r.similarity, SCORE_DECIMALS)}
+                                          for r in rec.steer_reasons]} if rec.steer_reasons else {}),
                 },
                 ensure_ascii=False,
             )

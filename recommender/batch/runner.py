@@ -23,6 +23,7 @@ from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
 from recommender.scoring.feedback import CorpusMatcher, group_note
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
+from recommender.scoring.steering import Steering
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +33,17 @@ Progress = Callable[[int, int], None]
 
 
 class BatchScorer:
-    """One Recommender shared by every user (corpus features and keys computed once)."""
+    """One Recommender shared by every user (corpus features and keys computed once), and the steering
+    (prefer / avoid texts, recency) every user's ranking gets."""
 
-    def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N) -> None:
+    def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N,
+                 steering: Steering | None = None) -> None:
         if top_n < 0:
             raise ValueError("top_n must be 0 (every paper) or more")
         self.recommender = recommender
         recommender.release_encoder = False  # many users: keep the model loaded between them
         self.top_n = top_n
+        self.steering = steering
         self.corpus = recommender.corpus
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
         self._match = CorpusMatcher(self.corpus)
@@ -51,7 +55,7 @@ class BatchScorer:
 
     def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
         """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
-        return self.recommender.recommend(library, top_n=self.top_n)
+        return self.recommender.recommend(library, top_n=self.top_n, steering=self.steering)
 
 
 class GroupSummary:
@@ -162,7 +166,7 @@ def _init_worker(job: _Job, rebuild: Callable[[], Recommender] | None, parent: i
     global _WORKER_JOB
     _end_with_parent(parent)
     if rebuild is not None:
-        job = _Job(BatchScorer(rebuild(), top_n=job.scorer.top_n), job.load, job.fmt)
+        job = _Job(BatchScorer(rebuild(), top_n=job.scorer.top_n, steering=job.scorer.steering), job.load, job.fmt)
     _WORKER_JOB = job
 
 
@@ -234,6 +238,7 @@ def score_libraries(
     jobs: int = 1,
     rebuild: Callable[[], Recommender] | None = None,
     progress: Progress | None = None,
+    steering: Steering | None = None,
 ) -> BatchSummary:
     """Score every user's library and write one row per (user, paper) to `output`.
 
@@ -243,10 +248,12 @@ def score_libraries(
     `progress(done, total)` is called after each user. With `jobs` > 1 the users are split
     between worker processes; those share the Recommender when it is plain arrays (tf-idf), else
     each builds its own with `rebuild()` (e.g. dense features, whose model session and cache
-    connection must not cross a fork; their corpus embeddings come from the cache).
+    connection must not cross a fork; their corpus embeddings come from the cache). `steering` (prefer /
+    avoid texts, recency) is every user's; a BatchScorer given as `recommender` brings its own.
     """
     started = time.perf_counter()
-    scorer = recommender if isinstance(recommender, BatchScorer) else BatchScorer(recommender, top_n=top_n)
+    scorer = (recommender if isinstance(recommender, BatchScorer)
+              else BatchScorer(recommender, top_n=top_n, steering=steering))
     jobs, rebuild = _plan_workers(scorer, jobs, rebuild)
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])

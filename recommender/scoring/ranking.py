@@ -7,6 +7,7 @@ score, each a function of plain arrays, summed by fusion.py; the reasons are the
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ import numpy as np
 
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
+from recommender.features.base import cosine
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
 from recommender.scoring.adapter import adapted, adapted_blocks, adapter_beta
 from recommender.scoring.aggregation import (
@@ -31,6 +33,8 @@ from recommender.scoring.corpus_side import corpus_factors, factors_name, lexica
 from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
 from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
+from recommender.scoring.recency import recency_weights, scaled_rows, weighted_linear_scores
+from recommender.scoring.steering import Steering, scale_for, steer_reasons, steered_scores
 
 log = logging.getLogger(__name__)
 
@@ -100,23 +104,34 @@ class Recommender:
         *,
         top_n: int = DEFAULT_TOP_N,
         profile: Sequence[LibraryItem] | None = None,
+        steering: Steering | None = None,
     ) -> list[Recommendation]:
         """Rank the corpus for one user.
 
         `profile` (default: the whole library) builds the scores, e.g. one collection;
         papers anywhere in `library` are never recommended. `top_n=0` keeps every paper.
+        `steering`: prefer / avoid texts and the recency half-life (steering.py); applied after the
+        kept library state, so a kept value never holds it.
         """
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         texts = [item.text for item in profile_items]
         owned = self._corpus_keys.owned(library)
+        steer_rows, prefer = self._steer_rows(steering), None  # the rows before the encoder may be released
+        item_weights = (recency_weights([item.date_added for item in profile_items], steering.half_life_days)
+                        if steering is not None and steering.half_life_days is not None else None)
         with scoring_threads():
             rows, values = self._content_values(texts)
+            if item_weights is not None:  # the kept state holds the unweighted values; these are not kept
+                values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
-                signals = self.signals(texts, rows, scores, owned)
+                signals = self.signals(texts, rows, scores, owned, item_weights)
                 scores = fuse(signals, self.weights.shares(list(signals)))
+            if steer_rows is not None:
+                prefer, avoid = self._steer_similarities(steering, steer_rows)
+                scores = steered_scores(scores, prefer, avoid, scale_for(self.representation))
         if self.incremental is not None:
             self.incremental.finish()  # the library state with every signal's values, for the next run
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
@@ -131,9 +146,27 @@ class Recommender:
                 score=float(scores[index]),
                 reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
                 rank=place + 1,
+                steer_reasons=self._prefer_reasons(steering, prefer, index),
             )
             for place, index in enumerate(order)
         ]
+
+    def _steer_rows(self, steering: Steering | None):
+        """The prefer then avoid texts' rows (None: no text)."""
+        if steering is None or not steering.steers:
+            return None
+        return self.representation.transform([*steering.prefer, *steering.avoid])
+
+    def _prefer_reasons(self, steering: Steering | None, prefer: np.ndarray | None, index: int):
+        """The prefer texts paper `index` matches (steering.steer_reasons); () without prefer texts."""
+        if prefer is None or not len(prefer):
+            return ()
+        return steer_reasons(steering.prefer, prefer[:, index], scale_for(self.representation))
+
+    def _steer_similarities(self, steering: Steering, steer_rows) -> tuple[np.ndarray, np.ndarray]:
+        """(prefer texts × papers, avoid texts × papers) cosine similarities."""
+        similarities = cosine(steer_rows, self.corpus_rows).astype(np.float64)
+        return similarities[: len(steering.prefer)], similarities[len(steering.prefer):]
 
     def _content_values(self, texts: list[str]) -> tuple[np.ndarray, TopValues]:
         """The texts' rows and each paper's best similarities to them (the content topK's values)."""
@@ -146,27 +179,30 @@ class Recommender:
         return rows, top_values(rows, self.corpus_rows, self.base)
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
-                 owned: np.ndarray) -> dict[str, np.ndarray]:
+                 owned: np.ndarray, item_weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Every signal with a positive weight for one user: its texts, their rows, the content topK
-        scores and the owned mask."""
+        scores, the owned mask and the items' recency weights (recency.py; None: all count the same)."""
         weights: FusionWeights = self.weights
         signals = {"content": content}
         if weights.lexical > 0:
-            signals["lexical"] = self._lexical_scores(texts)
+            signals["lexical"] = self._lexical_scores(texts, item_weights)
         factors = None
         if self.model is not None and (weights.collaborative > 0 or (weights.learned > 0 and self.beta > 0)):
             factors = self._profile_factors(texts)
         if weights.learned > 0:
-            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned))
+            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned), item_weights)
         if weights.collaborative > 0 and factors is not None:
             signals["collaborative"] = self._corpus_factors() @ self.model.user_vector(factors)
         return signals
 
-    def _lexical_scores(self, texts: list[str]) -> np.ndarray:
+    def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None) -> np.ndarray:
         """tf-idf topK (values only); with the kept state only texts new since the last run are scored."""
         if self._lexical is None:
             self._lexical = lexical_corpus(self.corpus, self.corpus_extra)
         index, corpus_rows = self._lexical
+        if item_weights is not None:  # recency-weighted values are never kept
+            return sparse_top_values(scaled_rows(index.transform(texts), item_weights), corpus_rows,
+                                     self.base).scores(self.base)
 
         def compute(previous: TopValues | None) -> TopValues:
             start = previous.n_items if previous is not None else 0
@@ -179,24 +215,33 @@ class Recommender:
                                                 lambda n_items: kept(self.base, n_items), compute)
         return values.scores(self.base)
 
-    def _learned_scores(self, rows: np.ndarray, factors: np.ndarray | None, exclude: np.ndarray) -> np.ndarray:
+    def _learned_scores(self, rows: np.ndarray, factors: np.ndarray | None, exclude: np.ndarray,
+                        item_weights: np.ndarray | None = None) -> np.ndarray:
         """The per-user linear model's decision values; in the collaborative adapter's space when the
-        model says so (adapter.py). The kept state returns the last run's when every input is the same."""
+        model says so (adapter.py); positives weighted by `item_weights` (recency.py) when given. The kept
+        state returns the last run's when every input is the same."""
 
         def fit() -> np.ndarray:
             positives, negatives = sampled(len(rows), len(self.corpus_rows), 0, exclude)
+            if item_weights is not None:
+                chosen_weights = item_weights if positives is None else item_weights[positives]
+                linear = functools.partial(weighted_linear_scores, positive_weights=chosen_weights)
+            else:
+                linear = linear_scores
             if self.beta <= 0:
                 chosen = rows if positives is None else rows[positives]
-                return linear_scores(chosen, self.corpus_rows[negatives], self.corpus_rows)
+                return linear(chosen, self.corpus_rows[negatives], self.corpus_rows)
             positives = np.arange(len(rows)) if positives is None else positives
             corpus = self._adapted_corpus()
             chosen = RowBlocks(len(positives), adapted_blocks(rows, factors, self.beta, positives))
-            return linear_scores(chosen, corpus[negatives], corpus)
+            return linear(chosen, corpus[negatives], corpus)
 
         if self.incremental is None:
             return fit()
         # The rows and factors follow from the texts (which the kept state keys by) and the models named here.
         inputs = (SETTINGS, self.beta, factors_name(self.model) if self.beta > 0 else None, exclude)
+        if item_weights is not None:  # a recency-weighted fit is kept under its own key
+            inputs += (item_weights,)
         return self.incremental.kept_value("learned", inputs, fit)
 
     def _profile_factors(self, texts: list[str]) -> np.ndarray:

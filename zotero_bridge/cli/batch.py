@@ -112,6 +112,7 @@ class BatchRequest:
     show_progress: bool = False
     inputs: Sequence[str] = ()  # corpus files and the model: never overwritten by --out
     scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
+    steering: Any = None  # recommender.scoring.steering.Steering, the same for every user
 
 
 def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
@@ -129,7 +130,7 @@ def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummar
                                       group_summary=request.group_summary, group_name=group_name(request),
                                       jobs=request.jobs,
                                       rebuild=functools.partial(_recommender, corpus_paths, request),
-                                      progress=progress)
+                                      progress=progress, steering=request.steering)
     if summary.group is not None:
         _write_group(summary, request.fmt)
     return summary
@@ -172,7 +173,7 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
         return score_libraries_dask(client, recommender, users, load=load_user_library,
                                     out_dir=request.output, fmt=request.fmt, top_n=request.top_n,
                                     group_summary=request.group_summary, group_name=group_name(request),
-                                    progress=progress)
+                                    progress=progress, steering=request.steering)
     finally:
         client.close()
         if cluster is not None:

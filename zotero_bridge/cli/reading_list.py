@@ -20,6 +20,7 @@ from zotero_bridge.cli.common import (
     source_settings,
     write_output,
 )
+from zotero_bridge.cli.steering import steering_options, warn_undated
 
 
 @click.command("reading-list")
@@ -43,15 +44,17 @@ from zotero_bridge.cli.common import (
 @click.option("--model", "model_path", metavar="PATH|none",
               help="A collaborative model (.npz from `zotrec train`). Default: the one shipped with zotrec "
                    "(dense features); 'none' scores on content only.")
+@steering_options
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, features, encoder, fmt, output, model_path):
+                 aggregation, features, encoder, fmt, output, model_path, steering):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
     Example:
         zotrec reading-list --library examples/library.bib -n 10 --format markdown
         zotrec reading-list --library ~/Zotero/zotero.sqlite --format ris -o icml2025.ris
+        zotrec reading-list --library examples/library.bib --prefer "time series forecasting" --avoid "RLHF"
     """
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
@@ -67,13 +70,14 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     aggregation, model = scoring(aggregation, load_model(model_path, features))
     settings = source_settings(library_id, library_type, api_key, endpoint)
     read = read_sources(libraries, settings)
+    warn_undated(steering, read.items)
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))
     from zotero_bridge.feedback.reading import recommend_with_feedback
 
     recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
                                    lambda items: profile_for(items, collection),
-                                   click.get_current_context().meta.get("zotrec.group"), settings)
+                                   click.get_current_context().meta.get("zotrec.group"), settings, steering)
     recs = with_match(recs, features)
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
@@ -82,7 +86,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
 
         write_output(render_export(recs, fmt), output, inputs)
         return
-    context = list_context(libraries, corpus_paths, features, recommender, len(read.items))
+    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering)
     write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
 
 
@@ -95,8 +99,8 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items):
-    """The HTML page's header: what was ranked against what, and how."""
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None):
+    """The list's header: what was ranked against what, and how (steering included)."""
     from zotero_bridge.cli.common import default_corpus_paths
     from zotero_bridge.render.html_page import ListContext
 
@@ -107,7 +111,9 @@ def list_context(libraries, corpus_paths, features, recommender, items):
     else:
         corpus = "the bundled ICML 2025 list with the seed abstracts"
     return ListContext(library=", ".join(libraries), corpus=corpus, features=features,
-                       model=_model_label(features, recommender), library_items=items)
+                       model=_model_label(features, recommender), library_items=items,
+                       prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
+                       recency_half_life=steering.half_life_days if steering else None)
 
 
 def _model_label(features: str, recommender) -> str:

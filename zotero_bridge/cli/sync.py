@@ -15,6 +15,7 @@ from zotero_bridge.cli.common import (
     scoring,
     source_settings,
 )
+from zotero_bridge.cli.steering import steering_options
 
 
 @click.command("sync")
@@ -45,9 +46,10 @@ from zotero_bridge.cli.common import (
               help="Also store the library id, type, endpoint and key in the config file (mode 0600).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="The report; json includes the request counts.")
+@steering_options
 @friendly_errors
 def sync_command(library, group, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection_name,
-                 aggregation, features, model_path, dry_run, save_config, fmt):
+                 aggregation, features, model_path, dry_run, save_config, fmt, steering):
     """Score the corpus against your Zotero library (Web API) and write the top N into a collection.
 
     New papers become conferencePaper items tagged `zotrec` with a note saying why; papers that fall
@@ -57,6 +59,7 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
     papers count as kept, trashed or removed ones never come back (see `zotrec history`).
     Settings come from the options, ZOTERO_* env vars, the config file, or the keyring.
     With --library zotero:local, Zotero 10 asks once (a dialog) and no API key is needed.
+    --prefer / --avoid / --recent-half-life steer the ranking; `zotrec history` shows how each run was steered.
 
     \b
     Example:
@@ -86,7 +89,7 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model)
     request = SyncRequest(recommender.corpus, settings, collection_name, top_n=top_n, dry_run=dry_run,
                           aggregation=aggregation, representation=features, model=model, recommender=recommender,
-                          transport=transport)
+                          transport=transport, steering=steering)
     click.echo(render_sync_report(run_sync(request), fmt), nl=False)
 
 

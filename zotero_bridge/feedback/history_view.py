@@ -16,6 +16,7 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
         return json.dumps({
             "file": str(memory.path),
             "runs": [{"run": r[0], "library": r[1], "at": r[2], "collection": r[3],
+                      "steering": memory.steering(r[0]),
                       "papers": [asdict(s) for s in memory.shown(r[0])]} for r in listed],
             "papers": [{"library": name, **asdict(p)} for name, found in papers.items() for p in found.values()],
         }, ensure_ascii=False, indent=2) + "\n"
@@ -32,7 +33,25 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
             lines.append(f"  {paper.fate:<10} {paper.title}{why}")
         for run_id, _, at, collection, count in memory.runs(name)[:runs]:
             lines.append(f"  run {run_id} · {at} · \"{collection}\" · {count} papers")
+            steered = steering_line(memory.steering(run_id))
+            if steered:
+                lines.append(f"      {steered}")
             for shown in memory.shown(run_id):
                 rank = f"#{shown.rank}" if shown.rank else "  "
                 lines.append(f"      {shown.action:<7} {rank:>4}  {shown.title}")
     return "\n".join(lines) + "\n"
+
+
+def steering_line(steering: dict | None) -> str:
+    """'steered: prefer "…"; avoid "…"; recent items weighted (half-life 30 days)', or '' for an unsteered run."""
+    if not steering:
+        return ""
+    parts = []
+    for name in ("prefer", "avoid"):
+        texts = [str(text) for text in steering.get(name) or []]
+        if texts:
+            parts.append(f"{name} " + ", ".join(f'"{text}"' for text in texts))
+    half_life = steering.get("recent_half_life")
+    if isinstance(half_life, (int, float)):
+        parts.append(f"recent items weighted (half-life {half_life:g} days)")
+    return "steered: " + "; ".join(parts) if parts else ""

@@ -8,19 +8,21 @@ in it are stored in one transaction: a killed run leaves the previous state.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from zotero_bridge.errors import BridgeError, full_disk_in_one_line, is_disk_full
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, library TEXT NOT NULL, at TEXT NOT NULL, collection TEXT NOT NULL,
-    collection_key TEXT, library_version INTEGER);
+    collection_key TEXT, library_version INTEGER, steering TEXT);
 CREATE TABLE IF NOT EXISTS shown (
     run_id INTEGER NOT NULL, corpus_id TEXT NOT NULL, title TEXT NOT NULL, rank INTEGER, score REAL,
     item_key TEXT, action TEXT NOT NULL, PRIMARY KEY (run_id, corpus_id));
@@ -88,6 +90,7 @@ class Memory:
                 self.db = sqlite3.connect(self.path)
                 try:
                     self.db.executescript(SCHEMA)
+                    _add_steering_column(self.db)
                 except sqlite3.DatabaseError as error:
                     self.db.close()
                     if is_disk_full(error):
@@ -120,13 +123,16 @@ class Memory:
         return {row[0]: Remembered(*row[:8], int(row[8]), bool(row[9])) for row in rows}
 
     def record_run(self, library: str, collection: str, collection_key: str | None, library_version: int | None,
-                   shown: Sequence[ShownPaper], created: Iterable[Remembered], updated: Iterable[Remembered]) -> int:
-        """Store one written run: its lines, the papers it created, and every paper's fate as read now."""
+                   shown: Sequence[ShownPaper], created: Iterable[Remembered], updated: Iterable[Remembered],
+                   steering: Mapping[str, Any] | None = None) -> int:
+        """Store one written run: its lines, the papers it created, every paper's fate as read now, and
+        how the run was steered (Steering.as_dict: prefer, avoid, recent_half_life; None: not steered)."""
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        steered = json.dumps(dict(steering), ensure_ascii=False) if steering else None
         with self._room("it keeps what it held before this run"), self.db:
-            run = self.db.execute("INSERT INTO runs (library, at, collection, collection_key, library_version) "
-                                  "VALUES (?, ?, ?, ?, ?)", (library, at, collection, collection_key,
-                                                             library_version)).lastrowid
+            run = self.db.execute("INSERT INTO runs (library, at, collection, collection_key, library_version, "
+                                  "steering) VALUES (?, ?, ?, ?, ?, ?)",
+                                  (library, at, collection, collection_key, library_version, steered)).lastrowid
             self.db.executemany("INSERT OR REPLACE INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
                                 [(run, s.corpus_id, s.title, s.rank, s.score, s.item_key, s.action) for s in shown])
             for paper in created:
@@ -147,6 +153,20 @@ class Memory:
         return self.db.execute(
             f"SELECT r.id, r.library, r.at, r.collection, COUNT(s.corpus_id) FROM runs r "
             f"LEFT JOIN shown s ON s.run_id = r.id {where} GROUP BY r.id ORDER BY r.id DESC", args).fetchall()
+
+    def steering(self, run_id: int) -> dict[str, Any] | None:
+        """How run `run_id` was steered (prefer, avoid, recent_half_life), None when it was not."""
+        try:
+            row = self.db.execute("SELECT steering FROM runs WHERE id = ?", (run_id,)).fetchone()
+        except sqlite3.OperationalError:  # a read-only history from before the column
+            return None
+        if not row or not row[0]:
+            return None
+        try:
+            found = json.loads(row[0])
+        except ValueError:
+            return None  # a hand-edited history: the run is shown without its steering
+        return found if isinstance(found, dict) else None
 
     def shown(self, run_id: int) -> list[ShownPaper]:
         rows = self.db.execute("SELECT corpus_id, title, rank, score, item_key, action FROM shown WHERE run_id = ? "
@@ -187,3 +207,15 @@ class Memory:
             self.db.execute(f"DELETE FROM group_members {where}", args)
             self.db.execute(f"DELETE FROM group_state {where}", args)
         return int(count)
+
+
+def _add_steering_column(db: sqlite3.Connection) -> None:
+    """A history written before runs kept their steering gets the column (empty for its old runs)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if "steering" not in columns:
+        try:
+            with db:
+                db.execute("ALTER TABLE runs ADD COLUMN steering TEXT")
+        except sqlite3.OperationalError as error:
+            if "readonly" not in str(error):  # a read-only history is read as it is (its runs unsteered)
+                raise

@@ -144,21 +144,21 @@ def own_items(specs: Sequence[str], items: Sequence[LibraryItem], options=None) 
 
 
 def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,
-                            profile_of, group: str | None, options=None):
-    """`Recommender.recommend`, then what the user did with earlier recommendations when a Zotero source
-    shows it (zotero.sqlite, zotero:local, zotero:web with its `options`): zotrec's own items count only once
-    kept, dismissed papers never come back, and in a group library papers other members saved are
-    candidates with their count."""
+                            profile_of, group: str | None, options=None, steering=None):
+    """`Recommender.recommend` (with the run's `steering`), then what the user did with earlier
+    recommendations when a Zotero source shows it (zotero.sqlite, zotero:local, zotero:web with its
+    `options`): zotrec's own items count only once kept, dismissed papers never come back, and in a group
+    library papers other members saved are candidates with their count."""
     learned = sqlite_feedback(specs, group, recommender.corpus, options)
     if learned is None:
-        return recommender.recommend(items, top_n=top_n, profile=profile_of(items))
+        return recommender.recommend(items, top_n=top_n, profile=profile_of(items), steering=steering)
     from recommender.scoring.feedback import apply_feedback
 
     feedback, others = learned
     mine = [item for item in items if (not is_zotrec_item(item) or item.key in feedback.kept_items)]
     profile = profile_of(mine) or mine
     owned = [item for item in mine if item.key not in others]
-    recs = recommender.recommend(owned, top_n=0, profile=profile)
+    recs = recommender.recommend(owned, top_n=0, profile=profile, steering=steering)
     texts = [item.text for item in profile if item.text.strip()]
     rows = recommender.representation.transform(texts) if feedback and texts else None
     return apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,

@@ -70,6 +70,7 @@ class SyncRequest:
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
     recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
     transport: Transport = WEB_API  # local_transport(URL) for zotero:local
+    steering: Any = None  # recommender.scoring.steering.Steering: --prefer / --avoid / --recent-half-life
 
 
 @dataclass
@@ -142,7 +143,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec wrote to it "
                               f"({MAX_PLAN_ROUNDS} tries); run it again later")
         if not request.dry_run:
-            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted)
+            _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted,
+                      steering=request.steering)
             cache.forget_pending(cache.pending())  # remembered now
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
@@ -191,7 +193,7 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
     owned = [item for item in read.items if item.key not in others]
-    recs = recommender.recommend(owned, top_n=0, profile=read.items)
+    recs = recommender.recommend(owned, top_n=0, profile=read.items, steering=request.steering)
     profile = [item.text for item in read.items if item.text.strip()]
     profile_rows = recommender.representation.transform(profile) if feedback and profile else None
     recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
@@ -213,9 +215,9 @@ def _adopt(cache, snapshot, remembered):
             if corpus_id and corpus_id not in remembered}
 
 
-def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=()) -> None:
-    """Store the run and the fates read in it (papers adopted after a killed run among those created), in one
-    transaction, after the writes succeeded."""
+def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=(), steering=None) -> None:
+    """Store the run, how it was steered, and the fates read in it (papers adopted after a killed run among
+    those created), in one transaction, after the writes succeeded."""
     from zotero_bridge.feedback.learn import after_run
     from zotero_bridge.feedback.memory import ShownPaper
 
@@ -226,7 +228,8 @@ def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=
     made += [fates[corpus_id] for corpus_id in adopted if corpus_id in fates]
     shown = [ShownPaper(e.corpus_id, e.title, e.rank, e.score, e.item_key or created.get(e.corpus_id, ""), e.action)
              for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove")]
-    memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated)
+    memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated,
+                      steering.as_dict() if steering is not None and steering.active else None)
 
 
 _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
@@ -237,6 +240,8 @@ def why_lines(rec: Recommendation) -> list[str]:
     lines = []
     if rec.reasons:
         lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
+    if rec.steer_reasons:
+        lines.append("matches what you prefer: " + "; ".join(f"'{r.text}' ({r.similarity:.2f})" for r in rec.steer_reasons))
     lines.extend(getattr(rec, "feedback", ()) or ())
     return lines
 

@@ -230,8 +230,10 @@ def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
     """The child note: why zotrec recommends this paper."""
     reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
     learned = "".join(f"<li>{html.escape(line)}</li>" for line in rec.feedback)
+    steered = "".join(f"<li>{html.escape(r.text)} (similarity {r.similarity:.2f})</li>" for r in rec.steer_reasons)
     body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.</p>"
             + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
+            + (f"<p>It matches what you asked for (--prefer):</p><ul>{steered}</ul>" if steered else "")
             + (f"<p>From what you did with earlier recommendations:</p><ul>{learned}</ul>" if learned else ""))
     return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
             "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}

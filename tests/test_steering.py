@@ -82,14 +82,14 @@ def test_steer_reasons_name_the_matching_prefer_texts_best_first():
     assert [(r.text, r.similarity) for r in reasons] == [("c", pytest.approx(0.70)), ("a", pytest.approx(0.40))]
 
 
-def test_hybrid_scale_is_the_weighted_mean_of_its_parts():
-    class Hybrid:
-        name, dense_weight = "hybrid", 0.25
+def test_each_feature_kind_steers_on_its_own_measured_scale():
+    class Features:
+        def __init__(self, name):
+            self.name = name
 
-    scale = scale_for(Hybrid())
-    tfidf = CALIBRATIONS["tfidf"]
-    assert scale.off_topic == pytest.approx(0.25 * DENSE.off_topic + 0.75 * tfidf.off_topic)
-    assert scale.same_topic == pytest.approx(0.25 * DENSE.same_topic + 0.75 * tfidf.same_topic)
+    for name in ("dense", "tfidf", "hybrid"):
+        assert scale_for(Features(name)) == CALIBRATIONS[name]
+    assert scale_for(Features("another-encoder")) == DENSE
 
 
 @pytest.mark.parametrize("kwargs, message", [

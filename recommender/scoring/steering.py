@@ -87,14 +87,9 @@ def checked_half_life(days, name: str = "recent half-life") -> float:
 
 
 def scale_for(representation) -> Calibration:
-    """The similarity scale of these features: match.py's measured end points for dense and tf-idf, and
-    for hybrid rows (a weighted mean of both cosines) the same weighted mean of the end points."""
-    name = getattr(representation, "name", "dense")
-    if name in CALIBRATIONS:
-        return CALIBRATIONS[name]
-    share = float(getattr(representation, "dense_weight", 0.5))
-    dense, lexical = CALIBRATIONS["dense"], CALIBRATIONS["tfidf"]
-    return Calibration(*(share * a + (1.0 - share) * b for a, b in zip(dense, lexical)))
+    """The similarity scale of these features: match.py's measured end points (dense, tf-idf, hybrid);
+    an encoder without its own falls back to dense's."""
+    return CALIBRATIONS.get(getattr(representation, "name", "dense"), CALIBRATIONS["dense"])
 
 
 def evidence(similarities: np.ndarray, scale: Calibration) -> np.ndarray:

@@ -1,11 +1,11 @@
 """The author signal: corpus papers by people who wrote items in the library, and the reasons that say so.
 
-A paper's author strength is Σ log2(1 + n) over its authors found in the library, n being how many
-library items list that author (1 item → 1, 3 → 2, 7 → 3), at most MAX_STRENGTH. The ranking adds
-AUTHOR_WEIGHT × strength in units of the run's own score spread, after the fused score, so the step
-means the same for every scoring form. Only each author's PAPERS_PER_AUTHOR best-scored papers get
-that author's part: a prolific author cannot fill the top of the list. The weight and the cap were
-chosen on the ICML 2025 leave-out and examples/library.bib (docs/evaluation.md, "Authors").
+A paper's author strength is log2(1 + n), n being how many library items share an author with it
+(1 item → 1, 3 → 2, 7 → 3), at most MAX_STRENGTH: items, not authors, so five co-authors of one saved
+paper count as that one paper. The ranking adds AUTHOR_WEIGHT × strength in units of the run's own
+score spread, after the fused score, so the step means the same for every scoring form. Only each
+author's PAPERS_PER_AUTHOR best-scored papers get that author's part: a prolific author cannot fill
+the top of the list. Weight and cap: docs/evaluation.md, "Authors".
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 from recommender.features.authors import NameKey, creator_key, given_names_agree, is_author, string_key
 from recommender.items import AuthorReason, LibraryItem, Paper
 
-AUTHOR_WEIGHT = 0.5  # score spreads added per unit of author strength (one library item by the author)
-MAX_STRENGTH = 3.0  # strength saturates at an author with 7 library items (or several authors together)
-PAPERS_PER_AUTHOR = 3  # papers of one author that get that author's part of the bonus (the best-scored)
+AUTHOR_WEIGHT = 1.0  # score spreads added per unit of author strength (one library item shares an author)
+MAX_STRENGTH = 3.0  # strength saturates at 7 library items sharing an author with the paper
+PAPERS_PER_AUTHOR = 2  # papers of one author that get that author's part (their best-scored ones)
 
 
 def author_index_arrays(papers: Sequence[Paper]) -> dict[str, np.ndarray]:
@@ -59,8 +59,12 @@ class AuthorMatch:
 
     paper: int  # the paper's index in the corpus
     position: int  # the author's place in paper.authors
-    library_items: int  # library items listing a name that matches this author
+    items: frozenset[int]  # the library items (by index) listing a name that matches this author
     key: NameKey  # the corpus author's key: one person across the corpus, for the per-author cap
+
+    @property
+    def library_items(self) -> int:
+        return len(self.items)
 
 
 class AuthorMatches:
@@ -76,16 +80,20 @@ class AuthorMatches:
 
     def strengths(self, scores: np.ndarray, owned: np.ndarray, per_author: int = PAPERS_PER_AUTHOR,
                   limit: float = MAX_STRENGTH) -> np.ndarray:
-        """Each paper's author strength; an author counts only on their `per_author` best-scored unowned papers."""
-        strength = np.zeros(len(scores))
+        """Each paper's author strength: log2(1 + the library items that share an author with it), an author
+        counting only on their `per_author` best-scored unowned papers."""
         by_author: dict[NameKey, list[AuthorMatch]] = defaultdict(list)
         for match in self.matches:
             if not owned[match.paper]:
                 by_author[match.key].append(match)
+        shared: dict[int, set[int]] = defaultdict(set)
         for found in by_author.values():
             found.sort(key=lambda match: (-scores[match.paper], match.paper))
             for match in found[:per_author]:
-                strength[match.paper] += np.log2(1 + match.library_items)
+                shared[match.paper] |= match.items
+        strength = np.zeros(len(scores))
+        for paper, items in shared.items():
+            strength[paper] = np.log2(1 + len(items))
         return np.minimum(strength, limit)
 
     def reasons(self, paper_index: int, paper: Paper) -> tuple[AuthorReason, ...]:
@@ -117,16 +125,16 @@ def match_authors(index: AuthorIndex, items: Sequence[LibraryItem]) -> AuthorMat
         numbers = set().union(*(items_of for name, items_of in library[family].items()
                                 if given_names_agree(name, given)))
         if numbers:
-            matches.append(AuthorMatch(int(index.paper[entry]), int(index.position[entry]), len(numbers),
+            matches.append(AuthorMatch(int(index.paper[entry]), int(index.position[entry]), frozenset(numbers),
                                        NameKey(family, given)))
     return AuthorMatches(tuple(matches))
 
 
-def with_authors(scores: np.ndarray, matches: AuthorMatches, owned: np.ndarray,
-                 weight: float = AUTHOR_WEIGHT) -> np.ndarray:
+def with_authors(scores: np.ndarray, matches: AuthorMatches, owned: np.ndarray, weight: float = AUTHOR_WEIGHT,
+                 per_author: int = PAPERS_PER_AUTHOR) -> np.ndarray:
     """The scores plus weight × author strength, in units of the scores' spread over the unowned papers."""
     if not matches.matches or weight <= 0:
         return scores
     candidates = scores[~owned]
     spread = float(candidates.std()) if candidates.size > 1 else 0.0
-    return scores + weight * (spread if spread > 0 else 1.0) * matches.strengths(scores, owned)
+    return scores + weight * (spread if spread > 0 else 1.0) * matches.strengths(scores, owned, per_author)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from recommender.items import Creator
 from recommender.text import clean_text
@@ -33,10 +34,10 @@ _SPELLED = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "æ": "ae"
 _APOSTROPHES = re.compile(r"[’'ʼ`´‘]")
 _SEPARATORS = re.compile(r"[^\w\-]+")  # periods, commas, spaces, braces left over
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+_TEX_HINT = re.compile(r"[\\{}$<]")  # what clean_text would change in an ASCII name
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class NameKey:
+class NameKey(NamedTuple):  # a tuple: hashed in C, which a library of 80,000 creators notices
     """The matching form of one person's name: family = last word of the family name, given = first
     given name ("" when none: institutions, mononyms), a single letter when only an initial is known."""
 
@@ -59,22 +60,23 @@ def given_names_agree(one: str, other: str) -> bool:
 
 def fold(text: str) -> str:
     """Lower-case ASCII-like letters for matching: TeX repaired, accents and apostrophes dropped."""
-    text = clean_text(text)
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(char for char in text if not unicodedata.combining(char)).translate(_SPELLED)
-    return _APOSTROPHES.sub("", text)
+    if not text.isascii() or _TEX_HINT.search(text):  # plain ASCII names (most) skip the Unicode passes
+        text = unicodedata.normalize("NFKD", clean_text(text).casefold())
+        text = "".join(char for char in text if not unicodedata.combining(char)).translate(_SPELLED)
+    return _APOSTROPHES.sub("", text.casefold())
 
 
-def _words(text: str) -> list[str]:
-    """Folded words without suffixes; a hyphen joins the parts of one word ("wei-lin" → "weilin")."""
-    words = [word.replace("-", "").replace("_", "") for word in _SEPARATORS.split(fold(text))]
+def _words(folded: str) -> list[str]:
+    """Words of folded text without suffixes; a hyphen joins the parts of one word ("wei-lin" → "weilin")."""
+    words = [word.replace("-", "").replace("_", "") for word in _SEPARATORS.split(folded)]
     return [word for word in words if word and word not in _SUFFIXES]
 
 
+@lru_cache(maxsize=1 << 16)
 def name_key(given: str, family: str) -> NameKey | None:
     """The key of a name given in two parts; None when neither part has a letter or digit."""
-    family_words = [word for part in family.replace("-", " ").split() for word in _words(part)]
-    given_words = _words(given)
+    family_words = _words(fold(family).replace("-", " "))
+    given_words = _words(fold(given))
     if not family_words:  # "Plato" filed as a given name only
         family_words, given_words = given_words[-1:], given_words[:-1]
     if not family_words:
@@ -84,11 +86,12 @@ def name_key(given: str, family: str) -> NameKey | None:
 
 def split_name(name: str) -> tuple[str, str]:
     """(given, family) of one name string: "Last, First" (BibTeX, Zotero exports), else "First … Last"."""
-    name = clean_text(name)
+    if not name.isascii() or _TEX_HINT.search(name):
+        name = clean_text(name)
     last, comma, first = name.partition(",")
     if comma:
         rest, comma2, first2 = first.partition(",")  # "Clancy, Jr., David"
-        if comma2 and _words(rest) == []:
+        if comma2 and not _words(fold(rest)):
             first = first2
         return first.strip(), last.strip()
     words = name.split()

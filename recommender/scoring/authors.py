@@ -39,14 +39,15 @@ def author_index_arrays(papers: Sequence[Paper]) -> dict[str, np.ndarray]:
             "paper": np.array(paper, dtype=np.int32), "position": np.array(position, dtype=np.int32)}
 
 
-@dataclass(frozen=True)
 class AuthorIndex:
-    """The corpus authors' keys, one entry per (paper, author position)."""
+    """The corpus authors' keys, one entry per (paper, author position), and the entries of each family name."""
 
-    family: np.ndarray
-    given: np.ndarray
-    paper: np.ndarray
-    position: np.ndarray
+    def __init__(self, family: np.ndarray, given: np.ndarray, paper: np.ndarray, position: np.ndarray) -> None:
+        self.family, self.given, self.paper, self.position = family, given, paper, position
+        self.keys = [NameKey(str(f), str(g)) for f, g in zip(family.tolist(), given.tolist())]
+        self.by_family: dict[str, list[int]] = defaultdict(list)
+        for entry, key in enumerate(self.keys):
+            self.by_family[key.family].append(entry)
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AuthorIndex:
@@ -116,18 +117,24 @@ def library_authors(items: Sequence[LibraryItem]) -> dict[str, dict[str, set[int
 def match_authors(index: AuthorIndex, items: Sequence[LibraryItem]) -> AuthorMatches:
     """The corpus authors who wrote library items, with how many items each (initials meet full names)."""
     library = library_authors(items)
-    if not library or not len(index.family):
-        return AuthorMatches()
+    found: dict[NameKey, frozenset[int]] = {}
     matches = []
-    for entry in np.flatnonzero(np.isin(index.family, list(library))):
-        given = str(index.given[entry])
-        family = str(index.family[entry])
-        numbers = set().union(*(items_of for name, items_of in library[family].items()
-                                if given_names_agree(name, given)))
-        if numbers:
-            matches.append(AuthorMatch(int(index.paper[entry]), int(index.position[entry]), frozenset(numbers),
-                                       NameKey(family, given)))
-    return AuthorMatches(tuple(matches))
+    papers, positions = index.paper.tolist(), index.position.tolist()
+    for family, givens in library.items():
+        for entry in index.by_family.get(family, ()):
+            key = index.keys[entry]
+            if key not in found:
+                found[key] = _items_of(givens, key.given)
+            if found[key]:
+                matches.append(AuthorMatch(papers[entry], positions[entry], found[key], key))
+    return AuthorMatches(matches)
+
+
+def _items_of(givens: dict[str, set[int]], given: str) -> frozenset[int]:
+    """The items under one family name whose given names agree with `given` (features/authors.py's rule)."""
+    if len(given) > 1:  # the same name, or its initial
+        return frozenset(givens.get(given, set()) | givens.get(given[0], set()))
+    return frozenset().union(*(items for name, items in givens.items() if given_names_agree(name, given)))
 
 
 def with_authors(scores: np.ndarray, matches: AuthorMatches, owned: np.ndarray, weight: float = AUTHOR_WEIGHT,

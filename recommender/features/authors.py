@@ -9,8 +9,9 @@ whole (ı ł ø đ æ œ þ ð) spelled in ASCII, apostrophes dropped ("D’Amou
 the family name lets particles and double surnames meet however a source split them
 ("Van Der Schaar" / "van der Schaar, Mihaela", "Abella, Álvaro Rodríguez" / "Álvaro Rodríguez Abella").
 
-Collision risk (said where the signal is shown, as "by X"): an initial matches every given name it
-starts, and the same name is often two people (ICML 2025 alone has 13 papers by "Bo Li"). Names that
+Collision risk: an initial matches every given name it starts, and one name is often several people
+(the ICML 2025 list has 13 papers by "Bo Li"); the reasons name the author as the paper spells it, so
+the user can tell. Names that
 differ only beyond the first given name ("Jean Pierre" / "Jean-Pierre" → "jean" / "jeanpierre") or
 in transliteration ("Müller" / "Mueller") do not meet.
 """
@@ -37,7 +38,7 @@ _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _TEX_HINT = re.compile(r"[\\{}$<]")  # what clean_text would change in an ASCII name
 
 
-class NameKey(NamedTuple):  # a tuple: hashed in C, which a library of 80,000 creators notices
+class NameKey(NamedTuple):  # a tuple, hashed in C: a big library has tens of thousands of creators
     """The matching form of one person's name: family = last word of the family name, given = first
     given name ("" when none: institutions, mononyms), a single letter when only an initial is known."""
 

@@ -1,5 +1,5 @@
 """What the signals derive from the corpus alone (tf-idf index and rows, predicted collaborative
-factors): computed once per corpus, through a memo when the caller keeps a prepared corpus.
+factors, the authors' name keys): computed once per corpus, through a memo when the caller keeps a prepared corpus.
 
 `memo(name, build)` returns the arrays stored under `name`, else `build()`'s, stored (the prepared
 corpus's extras, recommender/scoring/prepared.py); None computes them in this process.
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from recommender.items import Paper
+from recommender.scoring.authors import AuthorIndex, author_index_arrays
 from recommender.store import digest
 
 Memo = Callable[[str, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray]]
@@ -32,6 +33,14 @@ def corpus_factors(papers: Sequence[Paper], model, memo: Memo | None = None) -> 
     """The corpus papers' predicted collaborative factors."""
     return _through(memo, factors_name(model),
                     lambda: {"factors": model.item_factors([paper.text for paper in papers])})["factors"]
+
+
+AUTHORS_NAME = "authors-1"  # bump when recommender/features/authors.py changes what a key is
+
+
+def corpus_authors(papers: Sequence[Paper], memo: Memo | None = None) -> AuthorIndex:
+    """Every corpus author's name key (recommender/scoring/authors.py)."""
+    return AuthorIndex.from_arrays(_through(memo, AUTHORS_NAME, lambda: author_index_arrays(papers)))
 
 
 def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):

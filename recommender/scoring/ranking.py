@@ -3,6 +3,7 @@
 The one scoring path: the library's rows give each paper its content topK (aggregation.py); the
 fused scoring adds the tf-idf topK, the per-user linear model (learned.py) and the collaborative
 score, each a function of plain arrays, summed by fusion.py; the reasons are the content topK's.
+Papers by the library's authors then gain a capped step (authors.py), named in `author_reasons`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from recommender.scoring.aggregation import (
     sparse_top_values,
     top_values,
 )
-from recommender.scoring.corpus_side import corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
+from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
 from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
 from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
@@ -97,6 +99,7 @@ class Recommender:
         self.corpus_extra = corpus_extra
         self.release_encoder = release_encoder
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
+        self._authors = None  # the corpus authors' name keys, made on first use
 
     def recommend(
         self,
@@ -129,7 +132,9 @@ class Recommender:
             if self.weights is not None:
                 signals = self.signals(texts, rows, scores, owned, item_weights)
                 scores = fuse(signals, self.weights.shares(list(signals)))
-            if steer_rows is not None:
+            authors = self._author_matches(library if profile is None else profile)
+            scores = with_authors(scores, authors, owned)  # papers by the library's authors, each author capped
+            if steer_rows is not None:  # last: what the user asked for in words outweighs what the library implies
                 prefer, avoid = self._steer_similarities(steering, steer_rows)
                 scores = steered_scores(scores, prefer, avoid, scale_for(self.representation))
         if self.incremental is not None:
@@ -146,6 +151,7 @@ class Recommender:
                 score=float(scores[index]),
                 reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
                 rank=place + 1,
+                author_reasons=authors.reasons(index, self.corpus[index]),
                 steer_reasons=self._prefer_reasons(steering, prefer, index),
             )
             for place, index in enumerate(order)
@@ -194,6 +200,12 @@ class Recommender:
         if weights.collaborative > 0 and factors is not None:
             signals["collaborative"] = self._corpus_factors() @ self.model.user_vector(factors)
         return signals
+
+    def _author_matches(self, items: Sequence[LibraryItem]) -> AuthorMatches:
+        """The corpus authors who wrote these items (the name index made once per corpus)."""
+        if self._authors is None:
+            self._authors = corpus_authors(self.corpus, self.corpus_extra)
+        return match_authors(self._authors, items)
 
     def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None) -> np.ndarray:
         """tf-idf topK (values only); with the kept state only texts new since the last run are scored."""

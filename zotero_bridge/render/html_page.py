@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from recommender.items import Paper, Recommendation
+from recommender.words import capitalised, days, more_reasons
 from zotero_bridge.render.safe import html_link, html_text
 from zotero_bridge.render.words import plural
 
@@ -47,7 +48,8 @@ ol.papers{list-style:none;padding:0;margin:0}
 details{margin:.35rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
 details p{margin:.4rem 0;font-size:.95rem;overflow-wrap:anywhere}
 .why{font-size:.9rem;margin:.3rem 0 0}.why ul{margin:.2rem 0;padding-left:1.1rem}
-.why li{overflow-wrap:anywhere}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
+.why li{overflow-wrap:anywhere}.why ul.also{list-style:"→ ";color:var(--fg)}
+.steer{margin-top:.3rem}.steer b{overflow-wrap:anywhere}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
 footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 @media (max-width:30rem){main{padding:.8rem}.paper{grid-template-columns:1.8rem minmax(0,1fr)}
 .rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}}
@@ -68,6 +70,21 @@ class ListContext:
     avoid: tuple[str, ...] = ()  # --avoid texts
     recency_half_life: float | None = None  # days; None: every library item counts the same
     interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
+
+
+def steering(context: ListContext) -> list[tuple[str, str]]:
+    """The header lines issue 25 adds, as (label, plain text): what steered the ranking and the interests it
+    covers. Empty for a list made without them, so its header (every format's) keeps its old bytes."""
+    lines = []
+    if context.prefer:
+        lines.append(("Prefer", "; ".join(f'"{text}"' for text in context.prefer)))
+    if context.avoid:
+        lines.append(("Avoid", "; ".join(f'"{text}"' for text in context.avoid)))
+    if context.recency_half_life is not None:
+        lines.append(("Recency", f"a library item counts half after {days(context.recency_half_life)}"))
+    if context.interests:
+        lines.append(("Interests", " · ".join(context.interests)))
+    return lines
 
 
 def presentation(paper: Paper) -> str:
@@ -125,7 +142,10 @@ def _paper(rec: Recommendation, best: float) -> str:
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
     because = "Because you saved:" if rec.match is None else f'<b class="match">{rec.match}% match</b> · because you saved:'
-    why = f'<div class="why">{because}<ul>{reasons}</ul></div>' if reasons else ""
+    also = "".join(f"<li>{html_text(capitalised(line))}</li>" for line in more_reasons(rec))
+    also = f'<ul class="also">{also}</ul>' if also else ""
+    why = (f'<div class="why">{because}<ul>{reasons}</ul>{also}</div>' if reasons
+           else f'<div class="why">{also}</div>' if also else "")
     learned = "".join(f"<li>{html_text(line)}</li>" for line in rec.feedback)
     why += f'<div class="why">Feedback:<ul>{learned}</ul></div>' if learned else ""
     derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""
@@ -141,6 +161,8 @@ def render_html_page(recs: Sequence[Recommendation], title: str, context: ListCo
             ("Corpus", context.corpus), ("Features", context.features), ("Model", context.model or "content only"),
             ("Made", context.created)]
     meta_html = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in meta if value)
+    steered = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in steering(context))
+    meta_html += f'</p><p class="meta steer">{steered}' if steered else ""
     best = max((rec.score for rec in recs), default=0.0)
     papers = "\n".join(_paper(rec, best) for rec in recs) or "<p>No papers to recommend.</p>"
     return (

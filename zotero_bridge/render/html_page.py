@@ -25,9 +25,9 @@ _STYLE = """
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
 main{max-width:60rem;margin:0 auto;padding:1.25rem}
-header h1{font-size:1.6rem;margin:.2rem 0 .4rem}
+header h1{font-size:1.6rem;margin:.2rem 0 .4rem;overflow-wrap:anywhere}
 .meta{color:var(--muted);font-size:.9rem;margin:0;display:flex;flex-wrap:wrap;gap:.25rem 1.2rem}
-.meta b{color:var(--fg);font-weight:600}
+.meta b{color:var(--fg);font-weight:600;overflow-wrap:anywhere}
 .topics{margin:1rem 0 1.5rem;padding:.8rem 1rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card)}
 .topics h2{font-size:.95rem;margin:0 0 .5rem}
 .topic{display:grid;grid-template-columns:minmax(0,1fr) 7rem 2rem;gap:.6rem;align-items:center;font-size:.85rem}
@@ -39,20 +39,22 @@ ol.papers{list-style:none;padding:0;margin:0}
 .rank{font-size:1.3rem;font-weight:700;color:var(--muted);text-align:right}
 .paper h2{font-size:1.08rem;margin:0;line-height:1.35;overflow-wrap:anywhere}
 .paper h2 a{color:var(--accent);text-decoration:none}.paper h2 a:hover{text-decoration:underline}
-.authors{margin:.2rem 0;color:var(--muted);font-size:.92rem}
+.authors{margin:.2rem 0;color:var(--muted);font-size:.92rem;overflow-wrap:anywhere}
 .tags{display:flex;flex-wrap:wrap;gap:.35rem;align-items:center;font-size:.8rem;margin:.3rem 0}
-.tag{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem}
+.tag{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem;max-width:100%;overflow-wrap:anywhere}
 .score{display:inline-flex;align-items:center;gap:.4rem;color:var(--muted)}
 .score .track{display:inline-block;width:5rem}
 .links a{margin-right:.8rem;font-size:.9rem;color:var(--accent)}
 details{margin:.35rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
 details p{margin:.4rem 0;font-size:.95rem;overflow-wrap:anywhere}
 .why{font-size:.9rem;margin:.3rem 0 0}.why ul{margin:.2rem 0;padding-left:1.1rem}
-.why li{overflow-wrap:anywhere}.why ul.also{list-style:"→ ";color:var(--fg)}
-.steer{margin-top:.3rem}.steer b{overflow-wrap:anywhere}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
+.why li{overflow-wrap:anywhere}.why ul.also{list-style:"→ ";margin-top:.35rem}
+.meta.steer{margin-top:.3rem}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
 footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 @media (max-width:30rem){main{padding:.8rem}.paper{grid-template-columns:1.8rem minmax(0,1fr)}
-.rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}}
+.rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}
+.topic span:first-child{white-space:normal;display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical}
+.topic+.topic{margin-top:.3rem}}
 """
 
 

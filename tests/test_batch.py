@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from recommender import LibraryItem, Paper, Recommender
 from recommender.batch.runner import BatchScorer, GroupSummary, score_libraries
-from recommender.scoring.match import with_match
 from recommender.features.tfidf import TfidfRepresentation
+from recommender.scoring.match import with_match
 from recommender.scoring.owned import owned_mask
 from zotero_bridge.cli.main import cli
 

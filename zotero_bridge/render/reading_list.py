@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from recommender.formats.output import safe_json, safe_text, spreadsheet_safe
-from recommender.items import LibraryItem, Recommendation, Skipped
 from recommender.formats.rows import REASON_COLUMNS, reason_keys
+from recommender.items import LibraryItem, Recommendation, Skipped
 from recommender.words import capitalised, more_reasons
 from zotero_bridge.render.html_page import ListContext, render_html_page, steering
 from zotero_bridge.render.safe import markdown_link, markdown_text, safe_url

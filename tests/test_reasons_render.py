@@ -167,3 +167,56 @@ def test_the_zotero_note_carries_the_reasons_escaped():
     assert "86% match." in body
     plain = reasons_note(recs(with_reasons=False)[0], "PARENT", "NOTE")["note"]
     assert "Also:" not in plain and "interest" not in plain
+
+
+def test_sync_notes_carry_the_reasons_and_a_later_run_never_rewrites_a_note(zotero_server, tmp_path):
+    """New papers' notes carry issue 25's reasons, escaped. A note is written once, with its paper: a note the user
+    edited keeps the user's words, and a run whose reasons changed leaves the notes written before as they were."""
+    import dataclasses
+
+    from recommender.corpus.readers import load_corpus
+    from recommender.retry import RetryPolicy
+    from recommender.scoring.ranking import Recommender
+    from tests.conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+    from tests.test_sync import NAME, corpus_rows
+    from zotero_bridge.sources import SourceOptions
+    from zotero_bridge.sync.run import SyncRequest, run_sync
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in corpus_rows()), encoding="utf-8")
+    papers = load_corpus([corpus]).papers
+    recommender = Recommender(papers, representation="tfidf")
+    plain, interest = recommender.recommend, {"now": "first <b>interest</b>"}
+
+    def recommend(*args, **kwargs):  # issue 25's producers are other modules: the reasons are filled here
+        return [dataclasses.replace(rec, interest=interest["now"], author_reasons=(AuthorReason("Ada <i>L</i>", 2),),
+                                    steer_reasons=(SteerReason("sparse & fast", 0.5),))
+                for rec in plain(*args, **kwargs)]
+
+    recommender.recommend = recommend
+    source = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=zotero_server.url,
+                           extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+
+    def notes() -> dict[str, dict]:
+        return {key: dict(data) for key, data in library.items.items()
+                if data["itemType"] == "note" and data.get("parentItem")}
+
+    run_sync(SyncRequest(papers, source, NAME, top_n=8, recommender=recommender))
+    first = notes()
+    assert len(first) == 8
+    for note in first.values():
+        assert "<li>For your interest: first &lt;b&gt;interest&lt;/b&gt;</li>" in note["note"]
+        assert "<li>By Ada &lt;i&gt;L&lt;/i&gt; — 2 papers in your library</li>" in note["note"]
+        assert "<li>Matches your preference &quot;sparse &amp; fast&quot; (0.50)</li>" in note["note"]
+    edited = sorted(first)[0]
+    zotero_server.edit_item(library, edited, note="<p>My own words about this paper.</p>")
+    interest["now"] = "second"
+    run_sync(SyncRequest(papers, source, NAME, top_n=12, recommender=recommender))
+    after = notes()
+    assert after[edited]["note"] == "<p>My own words about this paper.</p>"  # the user's edit wins
+    for key, note in first.items():
+        if key != edited:
+            assert after[key] == note  # not rewritten: same body, same version
+    new = [note for key, note in after.items() if key not in first]
+    assert len(new) >= 4 and all("<li>For your interest: second</li>" in note["note"] for note in new)

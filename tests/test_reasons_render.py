@@ -220,3 +220,27 @@ def test_sync_notes_carry_the_reasons_and_a_later_run_never_rewrites_a_note(zote
             assert after[key] == note  # not rewritten: same body, same version
     new = [note for key, note in after.items() if key not in first]
     assert len(new) >= 4 and all("<li>For your interest: second</li>" in note["note"] for note in new)
+
+
+def test_the_sync_report_shows_the_reasons_and_no_escape_reaches_the_terminal(zotero_server, tmp_path):
+    from click.testing import CliRunner
+
+    from tests.conftest import ZOTERO_READ_KEY, ZOTERO_USER_ID
+    from tests.test_sync import corpus_rows
+    from zotero_bridge.cli.main import cli
+    from zotero_bridge.sync.run import why_lines
+
+    assert why_lines(recs()[0])[1:] == ["for your interest: " + INTEREST, "by Jane <b>Doe</b> — 4 papers in your library",
+                                        "by Li Wei — 1 paper in your library", f'matches your preference "{STEER}" (0.62)']
+    assert why_lines(recs(with_reasons=False)[0]) == ["because you saved: 'Variational inference with normalizing "
+                                                      "flows' (0.71)"]
+    rows = corpus_rows(10)
+    rows[0]["title"] = "Sherlock \x1b]8;;https://evil\x1b\\holmes\x1b[2J detective crime fiction \u202eevil"
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    for fmt in ("table", "json"):
+        args = ["sync", "--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url, "--corpus", str(corpus),
+                "--dry-run", "-n", "10", "--features", "tfidf", "--format", fmt]
+        result = CliRunner().invoke(cli, args, env={"ZOTERO_API_KEY": ZOTERO_READ_KEY})
+        assert result.exit_code == 0, result.output
+        assert "Sherlock" in result.stdout and not re.search("[\x1b\x07\u202e]", result.stdout), fmt

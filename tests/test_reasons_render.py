@@ -64,8 +64,8 @@ def test_csv_appends_neutralised_columns_only_when_some_paper_has_them():
     only_interest = [Recommendation(Paper(id="p", title="t"), 0.1, (), 1, interest="=1+1")]
     table = list(csv.reader(io.StringIO(render_recommendations(only_interest, "csv"))))
     assert table[0][-1] == "interest" and table[1][-1] == "'=1+1"  # a formula never runs in a spreadsheet
-    assert list(csv.reader(io.StringIO(render_recommendations(recs(with_reasons=False), "csv"))))[0] == \
-        ["rank", "id", "title", "score", "match", "authors", "year", "url", "reasons"]
+    header = next(csv.reader(io.StringIO(render_recommendations(recs(with_reasons=False), "csv"))))
+    assert header == ["rank", "id", "title", "score", "match", "authors", "year", "url", "reasons"]
 
 
 def test_markdown_shows_reasons_and_steering_escaped():
@@ -209,7 +209,7 @@ def test_sync_notes_carry_the_reasons_and_a_later_run_never_rewrites_a_note(zote
         assert "<li>For your interest: first &lt;b&gt;interest&lt;/b&gt;</li>" in note["note"]
         assert "<li>By Ada &lt;i&gt;L&lt;/i&gt; — 2 papers in your library</li>" in note["note"]
         assert "<li>Matches your preference &quot;sparse &amp; fast&quot; (0.50)</li>" in note["note"]
-    edited = sorted(first)[0]
+    edited = min(first)
     zotero_server.edit_item(library, edited, note="<p>My own words about this paper.</p>")
     interest["now"] = "second"
     run_sync(SyncRequest(papers, source, NAME, top_n=12, recommender=recommender))
@@ -232,8 +232,8 @@ def test_the_sync_report_shows_the_reasons_and_no_escape_reaches_the_terminal(zo
 
     assert why_lines(recs()[0])[1:] == ["for your interest: " + INTEREST, "by Jane <b>Doe</b> — 4 papers in your library",
                                         "by Li Wei — 1 paper in your library", f'matches your preference "{STEER}" (0.62)']
-    assert why_lines(recs(with_reasons=False)[0]) == ["because you saved: 'Variational inference with normalizing "
-                                                      "flows' (0.71)"]
+    saved = "because you saved: 'Variational inference with normalizing flows' (0.71)"
+    assert why_lines(recs(with_reasons=False)[0]) == [saved]
     rows = corpus_rows(10)
     rows[0]["title"] = "Sherlock \x1b]8;;https://evil\x1b\\holmes\x1b[2J detective crime fiction \u202eevil"
     corpus = tmp_path / "corpus.jsonl"

@@ -108,7 +108,8 @@ def _cli_table(corpus, *, terminal: bool) -> str:
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None), env.pop("FORCE_COLOR", None), env.pop("TTY_COMPATIBLE", None)
     if not terminal:
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=REPO).stdout
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=REPO,
+                              check=True).stdout
     leader, follower = pty.openpty()
     process = subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
     os.close(follower)

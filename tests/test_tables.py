@@ -144,3 +144,15 @@ def test_hyperlinks_on_a_terminal_and_none_on_a_pipe(tmp_path):
     assert {target for target in OSC8.findall(shown) if target} == {f"https://openreview.net/forum?id={forum}"
                                                                      for forum in listed}
     assert " ".join(ANSI.sub("", shown).replace("\r\n", "\n").split()) == " ".join(piped.split())
+
+
+@pytest.mark.parametrize("width", [50, 60, 80])
+def test_other_links_become_a_short_id_not_a_piece_of_one(width):
+    url = "https://proceedings.mlr.press/v267/han25a.html"
+    recs = [Recommendation(Paper(id="p", title="Retrieval Augmented Forecasting", url=url), 0.15,
+                           (Reason("K", "A decoder-only foundation model for time-series forecasting", 0.17),), 1)]
+    text = render_recommendations(recs, "table", width=width)
+    cells = " ".join(re.findall(r"│ ([^│]*?)\s*(?=│)", text)).split()
+    shown = [word for word in cells if "mlr" in word or "han25a" in word or "v267" in word]
+    assert shown in (["proceedings.mlr.press/v267/han25a.html"], ["proceedings.mlr.press", "han25a.html"],
+                     ["han25a.html"], ["proceedings.mlr.press"]), (width, shown)

@@ -207,9 +207,9 @@ def _link_text(url: str, room: int) -> str:
     if match:
         return f"OpenReview {match.group(1)}"
     host, _, rest = short.partition("/")
-    tail = [part for part in re.split(r"[/?&=#]", rest) if part]
-    label = f"{host} {tail[-1]}" if tail else host  # 'icml.cc 46523', 'doi.org 2501.01234'
-    return label if len(label) <= room else host
+    tail = [part for part in re.split(r"[/?&=#]", rest) if part][-1:]
+    # 'icml.cc 46523', else the id alone ('han25a.html'), else the site: whole words, never a piece of one
+    return next((label for label in (" ".join([host, *tail]), *tail) if len(label) <= room), host)
 
 
 def _short_url(url: str) -> str:

@@ -157,14 +157,18 @@ def _paper(rec: Recommendation, best: float) -> str:
             + f'<div class="tags">{"".join(tags)}</div>{_links(paper)}{abstract}{why}</div></li>')
 
 
+def _meta_spans(pairs: Sequence[tuple[str, str]]) -> str:
+    return "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in pairs)
+
+
 def render_html_page(recs: Sequence[Recommendation], title: str, context: ListContext | None = None) -> str:
     context = context or ListContext()
     meta = [("Library", context.library + (f" ({plural(context.library_items, 'item')})" if context.library_items else "")),
             ("Corpus", context.corpus), ("Features", context.features), ("Model", context.model or "content only"),
             ("Made", context.created)]
-    meta_html = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in meta if value)
-    steered = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in steering(context))
-    meta_html += f'</p><p class="meta steer">{steered}' if steered else ""
+    header = f'<p class="meta">{_meta_spans([(name, value) for name, value in meta if value])}</p>'
+    steered = steering(context)
+    header += f'<p class="meta steer">{_meta_spans(steered)}</p>' if steered else ""
     best = max((rec.score for rec in recs), default=0.0)
     papers = "\n".join(_paper(rec, best) for rec in recs) or "<p>No papers to recommend.</p>"
     return (
@@ -172,7 +176,7 @@ def render_html_page(recs: Sequence[Recommendation], title: str, context: ListCo
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         f"<title>{html_text(title)}</title><style>{_STYLE}</style></head>\n<body><main>"
-        f'<header><h1>{html_text(title)}</h1><p class="meta">{meta_html}</p></header>\n'
+        f'<header><h1>{html_text(title)}</h1>{header}</header>\n'
         f'{_topics(recs)}\n<ol class="papers">\n{papers}\n</ol>'
         "<footer>Made by zotrec. Scores compare papers within this list only.</footer></main></body></html>\n"
     )

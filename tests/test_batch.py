@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from recommender import LibraryItem, Paper, Recommender
 from recommender.batch.runner import BatchScorer, GroupSummary, score_libraries
 from recommender.features.tfidf import TfidfRepresentation
+from recommender.scoring.match import with_match
 from recommender.scoring.owned import owned_mask
 from zotero_bridge.cli.main import cli
 
@@ -142,7 +143,7 @@ def test_python_scorer_equals_recommender_with_a_collaborative_model(dense_model
     recommender = Recommender(_seed_papers(), representation="dense", model=model)
     library = [LibraryItem(key=str(i), title=title) for i, title in enumerate(titles[:30])]
     scorer = BatchScorer(recommender, top_n=0)
-    assert scorer.score(library) == recommender.recommend(library, top_n=0)
+    assert scorer.score(library) == with_match(recommender.recommend(library, top_n=0), "dense")
     assert scorer.score(library) != BatchScorer(Recommender(_seed_papers(), representation="dense"),
                                                 top_n=0).score(library)
 
@@ -200,7 +201,31 @@ def test_resuming_a_file_that_is_not_a_score_file_is_one_clear_error(lab, tmp_pa
     assert result.exit_code == 1
     assert "not a zotrec score CSV" in result.output and "Traceback" not in result.output
     assert score("--libraries", lab, "--out", out, "--overwrite").exit_code == 0
-    assert out.read_text().startswith("user,rank,id,title,score,reasons\n")
+    assert out.read_text().startswith("user,rank,id,title,score,reasons,match,interest,author_reasons,steer_reasons\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_score_files_carry_the_reading_lists_match(lab, tmp_path, fmt):
+    """The 0–100 match of `zotrec reading-list` in the score file (a CSV column, a JSONL key); the raw score stays."""
+    out = tmp_path / f"scores.{fmt}"
+    assert score("--libraries", lab, "--out", out, "-n", 4, "--format", fmt).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    rows = by_user(jsonl_rows(text) if fmt == "jsonl" else list(csv.DictReader(io.StringIO(text))))
+    for user in ("alice", "bob"):
+        [path] = lab.glob(f"{user}.*")
+        expected = json.loads(reading_list("--library", path, "-n", 4, "--format", "json").stdout)
+        assert all(isinstance(e["match"], int) for e in expected)  # tf-idf has a calibration: a match to compare
+        assert [int(r["match"]) for r in rows[user]] == [e["match"] for e in expected]
+        assert [float(r["score"]) for r in rows[user]] == [e["score"] for e in expected]
+
+
+def test_a_score_csv_from_before_the_match_column_is_one_clear_line(lab, tmp_path):
+    out = tmp_path / "old.csv"
+    out.write_text("user,rank,id,title,score,reasons\nalice,1,x,A title,0.5,\n", encoding="utf-8")
+    result = score("--libraries", lab, "--out", out)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "a score CSV from an older zotrec (without the match column)" in result.output
+    assert out.read_text(encoding="utf-8").startswith("user,rank,id,title,score,reasons\n")  # left as it was
 
 
 def test_bad_libraries_are_reported_and_skipped(lab, tmp_path):

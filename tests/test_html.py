@@ -9,7 +9,7 @@ import re
 
 from click.testing import CliRunner
 
-from recommender.batch.output import render_table, render_user_block, scan_existing
+from recommender.batch.output import csv_header, render_table, render_user_block, scan_existing
 from recommender.items import Paper, Reason, Recommendation
 from zotero_bridge.cli.main import cli
 from zotero_bridge.render.html_page import ListContext
@@ -69,7 +69,7 @@ def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised():
 
 def test_a_neutralised_user_id_resumes(tmp_path):
     out = tmp_path / "s.csv"
-    out.write_text("user,rank,id,title,score,reasons\n" + render_user_block("=user", RECS, "csv")
+    out.write_text(csv_header() + render_user_block("=user", RECS, "csv")
                    + render_user_block("next", RECS, "csv"))
     assert scan_existing(out, "csv").done == ["=user"]
 

@@ -126,7 +126,7 @@ def test_shared_keys_are_kept_with_a_warning_and_huge_abstracts_cut(tmp_path, ca
     path.write_text("@article{k, title={First}}\n@article{k, title={Second}, abstract={" + "word " * 5000 + "}}\n")
     read = read_library([str(path)])
     assert [item.title for item in read.items] == ["First", "Second"]
-    assert "1 items share a key with an earlier item (all are kept); first:" in caplog.text
+    assert "1 item shares a key with an earlier item (all are kept); first:" in caplog.text
     assert len(read.items[1].abstract) == 20_000
     assert "abstract over 20000 characters (cut)" in caplog.text
 

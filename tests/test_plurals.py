@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import re
+
 from recommender.batch.runner import BatchSummary
 from recommender.items import LibraryItem
 from zotero_bridge.cli.batch import summary_text
@@ -30,3 +33,46 @@ def test_the_library_table_and_page_count_one_item():
     assert "1 item" in table and "1 items" not in table
     page = render_html_page([], "Reading list", ListContext(library="a.bib", library_items=1))
     assert "(1 item)" in page and "1 items" not in page
+
+
+def test_history_counts_one_paper_and_one_run(tmp_path):
+    from zotero_bridge.feedback.history_view import render_history
+    from zotero_bridge.feedback.memory import Memory, Remembered, ShownPaper
+
+    with Memory(tmp_path / "history.sqlite") as memory:
+        paper = Remembered("icml/1", "A paper", "KEY1", "COLL", "fp")
+        memory.record_run("user:1", "Recommended", "COLL", 3, [ShownPaper("icml/1", "A paper", 1, 0.5, "KEY1", "add")],
+                          [paper], [])
+        memory.record_run("user:1", "Recommended", "COLL", 4, [ShownPaper("icml/1", "A paper", 1, 0.5, "KEY1", "keep")],
+                          [], [Remembered(**{**paper.__dict__, "untouched_runs": 1})])
+        text = render_history(memory, None, 5, "text")
+    assert "user:1: 1 paper created" in text and "(1 run)" in text and '"Recommended" · 1 paper' in text
+    assert not re.search(r"\b1 (papers|runs|items)\b", text)
+
+
+def test_a_failed_score_write_counts_one_user():
+    from recommender.batch.output import ScoreWriter
+
+    writer = ScoreWriter(io.StringIO(), "csv")
+    writer.users_written = 1
+    assert "the 1 user written before is kept" in str(writer._failure(OSError(28, "No space left on device")))
+    writer.users_written = 2
+    assert "the 2 users written before are kept" in str(writer._failure(OSError(28, "No space left on device")))
+
+
+# Counts written by hand beside a noun ("%d items", "{n} papers") read "1 items" for one; zotrec says them
+# with `plural`. Left out: counts always over one ("fits {len(paths)} collections") and thousands-separated
+# corpus sizes in recommender/corpus (its own helper's texts).
+HAND_PLURAL = re.compile(r"(%d|\{[^}:]*\}) (items|runs|users|papers|libraries|rows|collections|objects|deletions|"
+                         r"entries|notes)\b")
+ROOMS = ("zotero_bridge", "recommender/batch")
+
+
+def test_no_count_is_pluralised_by_hand():
+    from .conftest import REPO
+
+    found = [f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+             for room in ROOMS for path in sorted((REPO / room).rglob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if HAND_PLURAL.search(line) and "fits {len(paths)} collections" not in line]
+    assert found == []

@@ -19,13 +19,18 @@ from typing import IO
 
 from recommender.errors import RecommenderError
 from recommender.formats.output import OutputLock, safe_json, spreadsheet_safe, spreadsheet_unsafe
+from recommender.formats.rows import REASON_COLUMNS, reason_keys
 from recommender.formats.textfile import allow_large_csv_fields
 from recommender.items import Recommendation
+from recommender.words import plural
 
 log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("csv", "jsonl")
-COLUMNS = ("user", "rank", "id", "title", "score", "reasons")
+# A file is written user by user, so its columns are fixed before the first row: the 0–100 match and issue 25's
+# reasons (empty cells when a paper has none) come after the first six, which keep their places.
+COLUMNS = ("user", "rank", "id", "title", "score", "reasons", "match", *(name for name, _ in REASON_COLUMNS))
+OLD_COLUMNS = COLUMNS[:6]  # score files before the match column
 SCORE_DECIMALS = 4  # the same rounding as `zotrec reading-list`, so the two agree digit for digit
 
 
@@ -61,8 +66,7 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
                          "similarity": round(r.similarity, SCORE_DECIMALS)}
                         for r in rec.reasons
                     ],
-                    **({"steer_reasons": [{"text": r.text, "similarity": round(r.similarity, SCORE_DECIMALS)}
-                                          for r in rec.steer_reasons]} if rec.steer_reasons else {}),
+                    **reason_keys(rec),  # interest, author_reasons, steer_reasons: only when present
                 },
                 ensure_ascii=False,
             )
@@ -73,7 +77,8 @@ def render_user_block(user: str, recs: Sequence[Recommendation], fmt: str) -> st
     writer = csv.writer(out, lineterminator="\n")
     for rec in recs:
         writer.writerow([_one_line(user), rec.rank, _one_line(rec.paper.id), _one_line(rec.paper.title),
-                         round(rec.score, SCORE_DECIMALS), _one_line(reasons_text(rec))])
+                         round(rec.score, SCORE_DECIMALS), _one_line(reasons_text(rec)),
+                         "" if rec.match is None else rec.match, *(_one_line(cell(rec)) for _, cell in REASON_COLUMNS)])
     return out.getvalue()
 
 
@@ -113,6 +118,9 @@ def scan_existing(path: Path, fmt: str, on_row: Callable[[dict], None] | None = 
     allow_large_csv_fields()  # a reasons or title cell may be over the csv module's 128 KiB default
     lines = list(_complete_lines(path))
     if fmt == "csv":
+        if lines and lines[0][1] == ",".join(OLD_COLUMNS):
+            raise BatchOutputError(f"{path}: a score CSV from an older zotrec (without the match column); "
+                                   "choose another --out or pass --overwrite to score every user again")
         if not lines or lines[0][1] != csv_header().rstrip("\n"):
             raise BatchOutputError(f"{path}: not a zotrec score CSV (header should be {','.join(COLUMNS)}); "
                                    "choose another --out or pass --overwrite")
@@ -199,7 +207,7 @@ class ScoreWriter:
                 self.resumed = scan_existing(path, self.fmt, on_resumed_row)
                 with path.open("r+b") as raw:
                     raw.truncate(self.resumed.keep_bytes)
-                log.info("Resuming %s: %d users already scored", path, len(self.resumed.done))
+                log.info("Resuming %s: %s already scored", path, plural(len(self.resumed.done), "user"))
                 return path.open("a", encoding="utf-8", newline="")
             handle = path.open("w", encoding="utf-8", newline="")
             if self.fmt == "csv":
@@ -223,8 +231,9 @@ class ScoreWriter:
 
     def _failure(self, error: OSError) -> BatchOutputError:
         kept = len(self.resumed.done) + self.users_written
-        return BatchOutputError(f"{self.path}: cannot write ({error.strerror or error}); the {kept} users "
-                                "written before are kept, and a re-run with the same --out resumes after them")
+        written = f"the {plural(kept, 'user')} written before {'is' if kept == 1 else 'are'} kept"
+        return BatchOutputError(f"{self.path}: cannot write ({error.strerror or error}); {written}, "
+                                "and a re-run with the same --out resumes after them")
 
     def close(self) -> None:
         if self.path is None:

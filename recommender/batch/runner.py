@@ -22,6 +22,7 @@ from recommender.batch.output import ScoreWriter, render_user_block
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
 from recommender.scoring.feedback import CorpusMatcher, group_note
+from recommender.scoring.match import with_match
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 from recommender.scoring.steering import Steering
 
@@ -54,8 +55,10 @@ class BatchScorer:
         return np.array(sorted(found), dtype=np.int64)
 
     def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
-        """This user's ranked recommendations (top_n of them; all when top_n is 0)."""
-        return self.recommender.recommend(library, top_n=self.top_n, steering=self.steering)
+        """This user's ranked recommendations (top_n of them; all when top_n is 0), each with its 0–100 match
+        (recommender/scoring/match.py, as the reading list has it)."""
+        recs = self.recommender.recommend(library, top_n=self.top_n, steering=self.steering)
+        return with_match(recs, getattr(self.recommender.representation, "name", ""))
 
 
 class GroupSummary:

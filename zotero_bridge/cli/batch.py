@@ -68,7 +68,7 @@ def load_user_library(path: str) -> list[LibraryItem]:
 
     read = read_library([path], SourceOptions())
     if read.skipped:
-        log.debug("%s: %d entries skipped", path, len(read.skipped))
+        log.debug("%s: %s skipped", path, plural(len(read.skipped), "entry", "entries"))
     return own_items([path], read.items)
 
 
@@ -211,7 +211,7 @@ def _write_group(summary: BatchSummary, fmt: str) -> None:
         from recommender.formats.output import write_text
 
         write_text(path, render_table(rows, fmt))
-        log.info("Wrote the group summary (%d papers) to %s", len(rows), path)
+        log.info("Wrote the group summary (%s) to %s", plural(len(rows), "paper"), path)
     shown = "\n".join(f"  {plural(r['users'], 'user'):>10} · mean rank {r['mean_rank']:>6} · {r['title']}"
                       + (f" · {r['group_note']}" if r["group_note"] else "") for r in rows[:GROUP_SHOWN])
     log.info("Most shared papers:\n%s", shown or "  (none)")

@@ -272,8 +272,10 @@ def _say_skipped(skipped: list) -> None:
 def _say_title_only(papers) -> None:
     title_only = sum(paper.abstract is None for paper in papers)
     if title_only:
-        note(f"{title_only} of {len(papers)} papers ranked on titles only (no abstract)",
-             f"{title_only} of {len(papers)} corpus papers have no abstract: they are scored on their titles.")
+        from recommender.words import plural
+
+        note(f"{title_only} of {plural(len(papers), 'paper')} ranked on titles only (no abstract)",
+             f"{title_only} of {plural(len(papers), 'corpus paper')} without an abstract: scored on the title alone.")
 
 
 def load_model(model_path: str | None, features: str | None = None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from recommender.words import plural
 from zotero_bridge.cli.common import friendly_errors
 
 
@@ -34,6 +35,6 @@ def history_command(library, show_runs, forget, fmt):
     with Memory() as memory:
         if forget:
             count = memory.forget(None if forget == "all" else forget)
-            click.echo(f"Forgot {count} papers{'' if forget == 'all' else ' of ' + forget}.")
+            click.echo(f"Forgot {plural(count, 'paper')}{'' if forget == 'all' else ' of ' + forget}.")
             return
         click.echo(render_history(memory, library, show_runs, fmt), nl=False)

@@ -87,7 +87,11 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         write_output(render_export(recs, fmt), output, inputs)
         return
     context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering)
-    write_output(render_recommendations(recs, fmt, title=title, context=context), output, inputs)
+    from zotero_bridge.render.reading_list import stdout_hyperlinks
+
+    hyperlinks = fmt == "table" and output in (None, "-") and stdout_hyperlinks()  # OSC 8 on a terminal only
+    write_output(render_recommendations(recs, fmt, title=title, context=context, hyperlinks=hyperlinks), output,
+                 inputs)
 
 
 def warn_if_weak(recs, items, features: str) -> None:

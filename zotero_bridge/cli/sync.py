@@ -90,7 +90,10 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
     request = SyncRequest(recommender.corpus, settings, collection_name, top_n=top_n, dry_run=dry_run,
                           aggregation=aggregation, representation=features, model=model, recommender=recommender,
                           transport=transport, steering=steering)
-    click.echo(render_sync_report(run_sync(request), fmt), nl=False)
+    from recommender.formats.output import safe_json, safe_text
+
+    text = render_sync_report(run_sync(request), fmt)  # titles and reasons are library and corpus text
+    click.echo(safe_json(text) if fmt == "json" else safe_text(text), nl=False)
 
 
 def sync_transport(library: str):

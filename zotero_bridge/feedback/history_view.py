@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from recommender.words import plural
 from zotero_bridge.feedback.memory import Memory
 
 
@@ -26,13 +27,14 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
     for name in libraries:
         found = papers[name]
         counts = {fate: sum(p.fate == fate for p in found.values()) for fate in ("kept", "dismissed", "untouched")}
-        lines.append(f"\n{name}: {len(found)} papers created · " + ", ".join(f"{n} {f}" for f, n in counts.items()))
+        lines.append(f"\n{name}: {plural(len(found), 'paper')} created · "
+                     + ", ".join(f"{n} {f}" for f, n in counts.items()))
         for paper in sorted(found.values(), key=lambda p: (p.fate, p.title)):
             why = f" ({paper.why})" if paper.why else (
-                f" ({paper.untouched_runs} runs)" if paper.untouched_runs else "")
+                f" ({plural(paper.untouched_runs, 'run')})" if paper.untouched_runs else "")
             lines.append(f"  {paper.fate:<10} {paper.title}{why}")
         for run_id, _, at, collection, count in memory.runs(name)[:runs]:
-            lines.append(f"  run {run_id} · {at} · \"{collection}\" · {count} papers")
+            lines.append(f"  run {run_id} · {at} · \"{collection}\" · {plural(count, 'paper')}")
             steered = steering_line(memory.steering(run_id))
             if steered:
                 lines.append(f"      {steered}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from recommender.words import plural
 from zotero_bridge.local_api.session import LocalSession
 from zotero_bridge.sources.base import SourceOptions
 
@@ -53,6 +54,6 @@ def read_snapshot(session: LocalSession, cache: Any):
         if data.get("deleted") is True:  # Zotero's item.toJSON writes true where the Web API sends 1
             data["deleted"] = 1
     cache.replace_all(rows, folders, version)
-    log.info("Read %d items and %d collections from the desktop (local version %d).", len(rows), len(folders),
-             version)
+    log.info("Read %s and %s from the desktop (local version %d).", plural(len(rows), "item"),
+             plural(len(folders), "collection"), version)
     return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(rows))

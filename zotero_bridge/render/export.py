@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from recommender.formats.output import safe_json, safe_text
 from recommender.items import Paper, Recommendation
+from recommender.words import capitalised, more_reasons
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,16 @@ def render_export(recs: Sequence[Recommendation], fmt: str) -> str:
 
 
 def reasons_note(rec: Recommendation) -> str:
-    """One line for the note/Extra field: rank, score and the library items that led to the paper."""
+    """One line for the note/Extra field: rank, score, the library items that led to the paper, then the
+    interest it serves, its authors in the library and the --prefer texts it matches (when it has them)."""
     because = "; ".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons)
     shown = "" if rec.match is None else f" {rec.match}% match."
     line = f"Recommended by zotrec: rank {rec.rank}, score {rec.score:.4f}.{shown}"
-    return f"{line} Because you saved: {because}" if because else line
+    line = f"{line} Because you saved: {because}" if because else line
+    more = [capitalised(reason) + "." for reason in more_reasons(rec)]
+    if not more:
+        return line  # a list without issue 25's reasons: the note it always had
+    return " ".join([line + ("." if because else ""), *more])
 
 
 def split_name(name: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from recommender.items import Paper, Recommendation
+from recommender.words import capitalised, days, more_reasons
 from zotero_bridge.render.safe import html_link, html_text
 from zotero_bridge.render.words import plural
 
@@ -24,9 +25,9 @@ _STYLE = """
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
 main{max-width:60rem;margin:0 auto;padding:1.25rem}
-header h1{font-size:1.6rem;margin:.2rem 0 .4rem}
+header h1{font-size:1.6rem;margin:.2rem 0 .4rem;overflow-wrap:anywhere}
 .meta{color:var(--muted);font-size:.9rem;margin:0;display:flex;flex-wrap:wrap;gap:.25rem 1.2rem}
-.meta b{color:var(--fg);font-weight:600}
+.meta b{color:var(--fg);font-weight:600;overflow-wrap:anywhere}
 .topics{margin:1rem 0 1.5rem;padding:.8rem 1rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card)}
 .topics h2{font-size:.95rem;margin:0 0 .5rem}
 .topic{display:grid;grid-template-columns:minmax(0,1fr) 7rem 2rem;gap:.6rem;align-items:center;font-size:.85rem}
@@ -38,19 +39,22 @@ ol.papers{list-style:none;padding:0;margin:0}
 .rank{font-size:1.3rem;font-weight:700;color:var(--muted);text-align:right}
 .paper h2{font-size:1.08rem;margin:0;line-height:1.35;overflow-wrap:anywhere}
 .paper h2 a{color:var(--accent);text-decoration:none}.paper h2 a:hover{text-decoration:underline}
-.authors{margin:.2rem 0;color:var(--muted);font-size:.92rem}
+.authors{margin:.2rem 0;color:var(--muted);font-size:.92rem;overflow-wrap:anywhere}
 .tags{display:flex;flex-wrap:wrap;gap:.35rem;align-items:center;font-size:.8rem;margin:.3rem 0}
-.tag{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem}
+.tag{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem;max-width:100%;overflow-wrap:anywhere}
 .score{display:inline-flex;align-items:center;gap:.4rem;color:var(--muted)}
 .score .track{display:inline-block;width:5rem}
 .links a{margin-right:.8rem;font-size:.9rem;color:var(--accent)}
 details{margin:.35rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
 details p{margin:.4rem 0;font-size:.95rem;overflow-wrap:anywhere}
 .why{font-size:.9rem;margin:.3rem 0 0}.why ul{margin:.2rem 0;padding-left:1.1rem}
-.why li{overflow-wrap:anywhere}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
+.why li{overflow-wrap:anywhere}.why ul.also{list-style:"→ ";margin-top:.35rem}
+.meta.steer{margin-top:.3rem}.sim{color:var(--muted);font-variant-numeric:tabular-nums}
 footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 @media (max-width:30rem){main{padding:.8rem}.paper{grid-template-columns:1.8rem minmax(0,1fr)}
-.rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}}
+.rank{font-size:1.05rem}.topic{grid-template-columns:minmax(0,1fr) 4rem 1.6rem}
+.topic span:first-child{white-space:normal;display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical}
+.topic+.topic{margin-top:.3rem}}
 """
 
 
@@ -68,6 +72,21 @@ class ListContext:
     avoid: tuple[str, ...] = ()  # --avoid texts
     recency_half_life: float | None = None  # days; None: every library item counts the same
     interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
+
+
+def steering(context: ListContext) -> list[tuple[str, str]]:
+    """The header lines issue 25 adds, as (label, plain text): what steered the ranking and the interests it
+    covers. Empty for a list made without them, so its header (every format's) keeps its old bytes."""
+    lines = []
+    if context.prefer:
+        lines.append(("Prefer", "; ".join(f'"{text}"' for text in context.prefer)))
+    if context.avoid:
+        lines.append(("Avoid", "; ".join(f'"{text}"' for text in context.avoid)))
+    if context.recency_half_life is not None:
+        lines.append(("Recency", f"a library item counts half after {days(context.recency_half_life)}"))
+    if context.interests:
+        lines.append(("Interests", " · ".join(context.interests)))
+    return lines
 
 
 def presentation(paper: Paper) -> str:
@@ -125,7 +144,10 @@ def _paper(rec: Recommendation, best: float) -> str:
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
     because = "Because you saved:" if rec.match is None else f'<b class="match">{rec.match}% match</b> · because you saved:'
-    why = f'<div class="why">{because}<ul>{reasons}</ul></div>' if reasons else ""
+    also = "".join(f"<li>{html_text(capitalised(line))}</li>" for line in more_reasons(rec))
+    also = f'<ul class="also">{also}</ul>' if also else ""
+    why = (f'<div class="why">{because}<ul>{reasons}</ul>{also}</div>' if reasons
+           else f'<div class="why">{also}</div>' if also else "")
     learned = "".join(f"<li>{html_text(line)}</li>" for line in rec.feedback)
     why += f'<div class="why">Feedback:<ul>{learned}</ul></div>' if learned else ""
     derived = ' <small>(title from the abstract)</small>' if paper.title_derived else ""
@@ -135,12 +157,18 @@ def _paper(rec: Recommendation, best: float) -> str:
             + f'<div class="tags">{"".join(tags)}</div>{_links(paper)}{abstract}{why}</div></li>')
 
 
+def _meta_spans(pairs: Sequence[tuple[str, str]]) -> str:
+    return "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in pairs)
+
+
 def render_html_page(recs: Sequence[Recommendation], title: str, context: ListContext | None = None) -> str:
     context = context or ListContext()
     meta = [("Library", context.library + (f" ({plural(context.library_items, 'item')})" if context.library_items else "")),
             ("Corpus", context.corpus), ("Features", context.features), ("Model", context.model or "content only"),
             ("Made", context.created)]
-    meta_html = "".join(f"<span>{name}: <b>{html_text(value)}</b></span>" for name, value in meta if value)
+    header = f'<p class="meta">{_meta_spans([(name, value) for name, value in meta if value])}</p>'
+    steered = steering(context)
+    header += f'<p class="meta steer">{_meta_spans(steered)}</p>' if steered else ""
     best = max((rec.score for rec in recs), default=0.0)
     papers = "\n".join(_paper(rec, best) for rec in recs) or "<p>No papers to recommend.</p>"
     return (
@@ -148,7 +176,7 @@ def render_html_page(recs: Sequence[Recommendation], title: str, context: ListCo
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         f"<title>{html_text(title)}</title><style>{_STYLE}</style></head>\n<body><main>"
-        f'<header><h1>{html_text(title)}</h1><p class="meta">{meta_html}</p></header>\n'
+        f'<header><h1>{html_text(title)}</h1>{header}</header>\n'
         f'{_topics(recs)}\n<ol class="papers">\n{papers}\n</ol>'
         "<footer>Made by zotrec. Scores compare papers within this list only.</footer></main></body></html>\n"
     )

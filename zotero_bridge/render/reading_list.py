@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from recommender.formats.output import safe_json, safe_text, spreadsheet_safe
+from recommender.formats.rows import REASON_COLUMNS, reason_keys
 from recommender.items import LibraryItem, Recommendation, Skipped
-from zotero_bridge.render.html_page import ListContext, render_html_page
-from zotero_bridge.render.safe import markdown_link, markdown_text
+from recommender.words import capitalised, more_reasons
+from zotero_bridge.render.html_page import ListContext, render_html_page, steering
+from zotero_bridge.render.safe import markdown_link, markdown_text, safe_url
 from zotero_bridge.render.words import plural
 
 READING_LIST_FORMATS = ("table", "markdown", "html", "json", "jsonl", "csv")
@@ -44,6 +46,7 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
     }
     if rec.feedback:  # only when the user's feedback moved this paper: other rows keep their old bytes
         row["feedback"] = list(rec.feedback)
+    row.update(reason_keys(rec))  # interest, author_reasons, steer_reasons: only when present
     return row
 
 
@@ -57,9 +60,11 @@ def reasons_text(rec: Recommendation) -> str:
 
 
 def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: str = "Reading list",
-                           context: ListContext | None = None, width: int | None = None) -> str:
+                           context: ListContext | None = None, width: int | None = None,
+                           hyperlinks: bool = False) -> str:
     """Render a ranked list in `fmt` (one of READING_LIST_FORMATS); the table fits `width` columns
-    (default: the terminal's, or $COLUMNS)."""
+    (default: the terminal's, or $COLUMNS) and, with `hyperlinks` (a terminal: `stdout_hyperlinks`), its links
+    are OSC 8 hyperlinks to the whole URL."""
     if fmt == "json":
         return safe_json(json.dumps([recommendation_row(r) for r in recs], ensure_ascii=False, indent=2) + "\n")
     if fmt == "jsonl":
@@ -67,11 +72,11 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
     if fmt == "csv":
         return _csv(recs)
     if fmt == "markdown":
-        return _markdown(recs, title)
+        return _markdown(recs, title, context)
     if fmt == "html":
         return render_html_page(recs, title, context)
     if fmt == "table":
-        return _table(recs, title, width)
+        return _table(recs, title, width, context, hyperlinks)
     raise ValueError(f"unknown format '{fmt}'")
 
 
@@ -81,20 +86,22 @@ def feedback_text(rec: Recommendation) -> str:
 
 
 def _csv(recs: Sequence[Recommendation]) -> str:
-    """A `match` column (after `score`) only when some paper has one, and a `feedback` column appended only when
-    some paper carries feedback, so lists made without them keep the columns (and bytes) they always had."""
+    """A `match` column (after `score`) only when some paper has one; `feedback`, `interest`, `author_reasons` and
+    `steer_reasons` columns appended, each only when some paper carries it, so lists made without them keep the
+    columns (and bytes) they always had."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    with_feedback = any(rec.feedback for rec in recs)
     with_match = any(rec.match is not None for rec in recs)
+    extra = [(name, cell) for name, cell in (("feedback", feedback_text), *REASON_COLUMNS)
+             if any(cell(rec) for rec in recs)]
     writer.writerow(["rank", "id", "title", "score"] + (["match"] if with_match else [])
-                    + ["authors", "year", "url", "reasons"] + (["feedback"] if with_feedback else []))
+                    + ["authors", "year", "url", "reasons"] + [name for name, _ in extra])
     for rec in recs:
         row = recommendation_row(rec)
         match = ["" if rec.match is None else rec.match] if with_match else []
         cells = [row["rank"], row["id"], row["title"], row["score"], *match, "; ".join(row["authors"]),
                  row["year"] or "", row["url"] or "", reasons_text(rec)]
-        writer.writerow([spreadsheet_safe(cell) for cell in cells + ([feedback_text(rec)] if with_feedback else [])])
+        writer.writerow([spreadsheet_safe(cell) for cell in cells + [cell(rec) for _, cell in extra]])
     return out.getvalue()
 
 
@@ -102,8 +109,11 @@ def _authors_short(authors: Sequence[str], limit: int = 3) -> str:
     return ", ".join(authors[:limit]) + (" et al." if len(authors) > limit else "")
 
 
-def _markdown(recs: Sequence[Recommendation], title: str) -> str:
+def _markdown(recs: Sequence[Recommendation], title: str, context: ListContext | None = None) -> str:
     lines = [f"# {markdown_text(title)}", ""]
+    steered = steering(context or ListContext())
+    if steered:  # only issue 25's lines: a list made without them keeps its old header
+        lines += [f"- {name}: {markdown_text(value)}" for name, value in steered] + [""]
     for rec in recs:
         paper = rec.paper
         match = f"{match_text(rec)} · " if rec.match is not None else ""
@@ -112,19 +122,31 @@ def _markdown(recs: Sequence[Recommendation], title: str) -> str:
             lines.append(f"   {markdown_text(_authors_short(paper.authors))}")
         if rec.reasons:
             lines.append(f"   Because you saved: {markdown_text(reasons_text(rec))}")
+        lines += [f"   {markdown_text(capitalised(line))}" for line in more_reasons(rec)]
         if rec.feedback:
             lines.append(f"   Feedback: {markdown_text(feedback_text(rec))}")
         lines.append("")
     return "\n".join(lines)
 
 
-def _rich_to_text(renderable: Any, width: int | None = None) -> str:
+def _rich_to_text(renderable: Any, width: int | None = None, hyperlinks: bool = False) -> str:
+    """Plain text; with `hyperlinks`, a terminal's text (OSC 8 links, and the bold and italic that come with it)."""
     from rich.console import Console
 
     width = width or terminal_width()
-    console = Console(file=io.StringIO(), width=max(40, width), force_terminal=False, color_system=None)
+    console = Console(file=io.StringIO(), width=max(40, width), force_terminal=hyperlinks, legacy_windows=False,
+                      color_system="standard" if hyperlinks else None)
     console.print(renderable)
     return console.file.getvalue()
+
+
+def stdout_hyperlinks() -> bool:
+    """Whether stdout is a terminal to send OSC 8 hyperlinks to (rich's test: a tty, not TERM=dumb, not the old
+    Windows console); a terminal without OSC 8 ignores them and shows the short link text."""
+    from rich.console import Console
+
+    console = Console()
+    return console.is_terminal and not console.is_dumb_terminal and not console.legacy_windows
 
 
 def terminal_width() -> int:
@@ -134,13 +156,16 @@ def terminal_width() -> int:
     return int(positive_number("COLUMNS", shutil.get_terminal_size(fallback=(100, 24)).columns, int))
 
 
-def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str:
+def _table(recs: Sequence[Recommendation], title: str, width: int | None, context: ListContext | None = None,
+           hyperlinks: bool = False) -> str:
     from rich.markup import escape
+    from rich.style import Style
     from rich.table import Table
     from rich.text import Text
 
     width = max(40, width or terminal_width())
-    table = Table(title=escape(_plain(title)), show_lines=True)
+    heading = "\n".join([_plain(title)] + [f"{name}: {_plain(value)}" for name, value in steering(context or ListContext())])
+    table = Table(title=escape(heading), show_lines=True)
     numbers = [max(1, len(str(max((rec.rank for rec in recs), default=1)))), len("match"),
                max((len(f"{rec.score:.3f}") for rec in recs), default=5)]
     for name, number_width in zip(("#", "match", "score"), numbers, strict=True):
@@ -150,13 +175,18 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None) -> str
     table.add_column("because you saved", overflow="fold", width=because)
     for rec in recs:
         paper = rec.paper
-        body = _plain(paper.title) + (f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
-        body += f"\n{_plain(_link_text(paper.url, paper_width))}" if paper.url else ""
+        link = Style(link=safe_url(paper.url)) if hyperlinks and safe_url(paper.url) else None
+        body = Text(_plain(paper.title), style=link or "")
+        body.append(f"\n{_plain(_authors_short(paper.authors))}" if paper.authors else "")
+        if paper.url:
+            body.append("\n")
+            body.append(_plain(_link_text(paper.url, paper_width)), style=link or "")
         why = [f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons]
+        why += [_plain(line) for line in more_reasons(rec)]
         why += [f"feedback: {_plain(line)}" for line in rec.feedback]
         match = "" if rec.match is None else f"{rec.match}%"
-        table.add_row(str(rec.rank), match, f"{rec.score:.3f}", Text(body), Text("\n".join(why)))
-    return _rich_to_text(table, width)
+        table.add_row(str(rec.rank), match, f"{rec.score:.3f}", body, Text("\n".join(why)))
+    return _rich_to_text(table, width, hyperlinks)
 
 
 def _text_widths(room: int, recs: Sequence[Recommendation]) -> tuple[int, int]:
@@ -174,7 +204,12 @@ def _link_text(url: str, room: int) -> str:
     if len(short) <= room:
         return short
     match = re.search(r"openreview\.net/(?:forum|pdf)\?id=([^&#\s]+)", url)
-    return f"OpenReview {match.group(1)}" if match else short
+    if match:
+        return f"OpenReview {match.group(1)}"
+    host, _, rest = short.partition("/")
+    tail = [part for part in re.split(r"[/?&=#]", rest) if part][-1:]
+    # 'icml.cc 46523', else the id alone ('han25a.html'), else the site: whole words, never a piece of one
+    return next((label for label in (" ".join([host, *tail]), *tail) if len(label) <= room), host)
 
 
 def _short_url(url: str) -> str:

@@ -1,8 +1,8 @@
-"""Counts in words: '1 item', '2 items' — one rule for every count zotrec prints."""
+"""Counts in words: '1 item', '2 items' — one rule for every count zotrec prints (recommender/words.py, where
+the score files and the Zotero notes can use it too)."""
 
 from __future__ import annotations
 
+from recommender.words import plural
 
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """'1 paper', '3 papers', '0 papers'; `many` for a plural that is not noun + 's' ('1 library', '2 libraries')."""
-    return f"{count} {noun if count == 1 else (many or noun + 's')}"
+__all__ = ["plural"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from recommender.corpus.readers import MAX_ABSTRACT_CHARS
 from recommender.items import Skipped
 from recommender.text import title_key
+from recommender.words import plural
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
 from zotero_bridge.sources.files import read_library_file
@@ -60,11 +61,13 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
                 item = replace(item, abstract=item.abstract[:MAX_ABSTRACT_CHARS])
             merged.items.append(item)
     if shared_keys:  # one line however many (a library without keys would otherwise print one per item)
-        log.warning("%d items share a key with an earlier item (all are kept); first: %s",
-                    len(shared_keys), shared_keys[0])
+        log.warning("%s a key with an earlier item (all are kept); first: %s",
+                    plural(len(shared_keys), "item") + (" shares" if len(shared_keys) == 1 else " share"),
+                    shared_keys[0])
     if capped:
-        log.warning("%d items have an abstract over %d characters (cut); first: %s",
-                    len(capped), MAX_ABSTRACT_CHARS, capped[0])
+        log.warning("%s an abstract over %d characters (cut); first: %s",
+                    plural(len(capped), "item") + (" has" if len(capped) == 1 else " have"), MAX_ABSTRACT_CHARS,
+                    capped[0])
     return merged
 
 

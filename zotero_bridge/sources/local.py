@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from recommender.items import LibraryItem
+from recommender.words import plural
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
 from zotero_bridge.sources.zotero_json import item_from_zotero_json
@@ -48,7 +49,7 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
         converted = item_from_zotero_json(data, where=f"zotero:local: {data.get('key', '?')}",
                                           collection_paths=paths, library=label)
         (read.items if isinstance(converted, LibraryItem) else read.skipped).append(converted)
-    log.info("Read %d items from the running Zotero (%s, %s)", len(read.items), endpoint, label)
+    log.info("Read %s from the running Zotero (%s, %s)", plural(len(read.items), "item"), endpoint, label)
     return read
 
 

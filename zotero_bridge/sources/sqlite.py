@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recommender.items import LibraryItem, Skipped
+from recommender.words import plural
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.base import LibraryRead, SourceOptions
 from zotero_bridge.sources.sqlite_paths import open_snapshot, resolve_database_path
@@ -46,7 +47,7 @@ def read_sqlite_library(argument: str, options: SourceOptions) -> LibraryRead:
         except sqlite3.DatabaseError as error:
             raise SourceError(_database_error_line(path, error)) from None
     read.stats["zotero.sqlite read"] = "a private copy" if snapshot.mode == "copy" else "in place (immutable)"
-    log.info("Read %d items from %s (%s, schema %s, %s)", len(read.items), path,
+    log.info("Read %s from %s (%s, schema %s, %s)", plural(len(read.items), "item"), path,
              read.stats["zotero.sqlite library"], read.stats["zotero.sqlite schema"],
              "from a copy taken now; works while Zotero is open" if snapshot.mode == "copy"
              else "read in place")

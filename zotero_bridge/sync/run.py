@@ -236,12 +236,14 @@ _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remov
 
 
 def why_lines(rec: Recommendation) -> list[str]:
-    """The reasons a person reads under a planned paper: the library items it is like, then the feedback."""
+    """The reasons a person reads under a planned paper: the library items it is like, the interest, authors and
+    preferences it serves (recommender/words.py, as in every output), then the feedback."""
+    from recommender.words import more_reasons
+
     lines = []
     if rec.reasons:
         lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
-    if rec.steer_reasons:
-        lines.append("matches what you prefer: " + "; ".join(f"'{r.text}' ({r.similarity:.2f})" for r in rec.steer_reasons))
+    lines.extend(more_reasons(rec))
     lines.extend(getattr(rec, "feedback", ()) or ())
     return lines
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from recommender.words import plural
 from zotero_bridge.errors import SourceError
 from zotero_bridge.zotero_api.cache import WebCache
 from zotero_bridge.zotero_api.client import WebSession
@@ -87,7 +88,8 @@ def _full_read(session: WebSession, cache: WebCache) -> Snapshot | None:
     if session.last_version != version:
         log.info("The library changed while it was read; the next read picks up those changes.")
     cache.replace_all([o["data"] for o in items], [o["data"] for o in collections], version)
-    log.info("Read %d items and %d collections (library version %d).", len(items), len(collections), version)
+    log.info("Read %s and %s (library version %d).", plural(len(items), "item"), plural(len(collections), "collection"),
+             version)
     return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(items))
 
 
@@ -117,6 +119,7 @@ def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snaps
                           "not Zotero API data; is --endpoint the Zotero Web API?")
     cache.apply_changes([o["data"] for o in items], [o["data"] for o in collections],
                         deleted.get("items", []), deleted.get("collections", []), version)
-    log.info("Updated %d items, %d collections, %d deletions (library version %d → %d).", len(items),
-             len(collections), len(deleted.get("items", [])) + len(deleted.get("collections", [])), since, version)
+    log.info("Updated %s, %s, %s (library version %d → %d).", plural(len(items), "item"),
+             plural(len(collections), "collection"),
+             plural(len(deleted.get("items", [])) + len(deleted.get("collections", [])), "deletion"), since, version)
     return Snapshot(version, cache.items(), cache.collections(), fetched=len(items))

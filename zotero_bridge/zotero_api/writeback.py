@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from recommender.items import Recommendation
 from recommender.text import doi_key, title_key, url_key
+from recommender.words import capitalised, more_reasons, plural
 from zotero_bridge.zotero_api.cache import WebCache, WrittenRecord
 from zotero_bridge.zotero_api.collection_path import find_collection
 from zotero_bridge.zotero_api.snapshot import Snapshot
@@ -121,7 +122,7 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
             plan.entries.append(PlanEntry("link", **common, item_key=key, note="already in your library"))
             places -= 1
     if untitled:
-        plan.entries.append(PlanEntry("skip", f"{untitled} paper{'s' if untitled != 1 else ''} without a title",
+        plan.entries.append(PlanEntry("skip", f"{plural(untitled, 'paper')} without a title",
                                       note="seed abstracts without their paper's title are never written to "
                                            "Zotero; use a titled corpus (zotrec corpus fetch icml2025)"))
     if collection_key:
@@ -227,13 +228,15 @@ def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
 
 
 def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
-    """The child note: why zotrec recommends this paper."""
+    """The child note: why zotrec recommends this paper. Written once, with the paper: a later run never
+    rewrites it, so a note the user edited keeps the user's words (and a run with other reasons leaves it)."""
     reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
+    more = "".join(f"<li>{html.escape(capitalised(line))}</li>" for line in more_reasons(rec))
     learned = "".join(f"<li>{html.escape(line)}</li>" for line in rec.feedback)
-    steered = "".join(f"<li>{html.escape(r.text)} (similarity {r.similarity:.2f})</li>" for r in rec.steer_reasons)
-    body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.</p>"
+    match = "" if rec.match is None else f" {rec.match}% match."
+    body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.{match}</p>"
             + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
-            + (f"<p>It matches what you asked for (--prefer):</p><ul>{steered}</ul>" if steered else "")
+            + (f"<p>Also:</p><ul>{more}</ul>" if more else "")
             + (f"<p>From what you did with earlier recommendations:</p><ul>{learned}</ul>" if learned else ""))
     return {"key": key, "itemType": "note", "parentItem": parent_key, "note": body,
             "tags": [{"tag": ZOTREC_TAG}], "collections": [], "relations": {}}

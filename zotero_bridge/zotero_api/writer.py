@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from recommender.items import Recommendation
+from recommender.words import plural
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.zotero_api.cache import WebCache, WrittenRecord
 from zotero_bridge.zotero_api.client import WebSession
@@ -123,7 +124,7 @@ class Writer:
                 self.result.failed.append(f"{label}: {failure.get('message')} ({code})")
             if not again:
                 break
-            log.info("Zotero could not save %d objects this time; sending them again.", len(again))
+            log.info("Zotero could not save %s this time; sending them again.", plural(len(again), "object"))
             pending = again
         return saved
 

@@ -338,10 +338,11 @@ def test_sync_records_its_steering_and_history_shows_it(zotero_server, corpus_fi
     steered = run(*args, "--prefer", "detective crime fiction", "--avoid", "reward", "--recent-half-life", "90",
                   env=env)
     assert steered.exit_code == 0, steered.output
-    assert "matches what you prefer: 'detective crime fiction'" in steered.stdout  # the plan says why
+    assert 'matches your preference "detective crime fiction"' in steered.stdout  # the plan says why
     library = zotero_server.library("user", ZOTERO_USER_ID)
     notes = [d["note"] for d in library.items.values() if d["itemType"] == "note" and d.get("parentItem")]
-    assert any("what you asked for (--prefer):</p><ul><li>detective crime fiction" in note for note in notes)
+    assert any("<p>Also:</p><ul><li>Matches your preference &quot;detective crime fiction&quot;" in note
+               for note in notes)
     assert run(*args, env=env).exit_code == 0
     shown = json.loads(run("history", "--format", "json").stdout)
     assert [r["steering"] for r in shown["runs"]] == [

@@ -85,6 +85,7 @@ def test_first_sync_writes_the_collection(zotero_server, papers):
     notes = [d for d in library.items.values() if d["itemType"] == "note" and d.get("parentItem")]
     assert {n["parentItem"] for n in notes} == {i["key"] for i in items}
     assert all("Because you saved" in n["note"] for n in notes)
+    assert all("% match." in n["note"] for n in notes)  # the 0–100 match every reading-list format shows
     writes = zotero_server.writes()
     assert len(writes) == 2  # one collection, one batch of 20 papers + 20 notes (40 objects ≤ 50)
     assert report.stats["requests"] == report.stats["read_requests"] + 2

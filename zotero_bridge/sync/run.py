@@ -18,6 +18,7 @@ from typing import Any
 
 from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import DEFAULT_SCORING
+from recommender.scoring.match import with_match
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
@@ -200,7 +201,8 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
                           profile_rows=profile_rows)
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items)
     planned = {entry.corpus_id for entry in plan.entries}
-    recs = [rec for rec in recs if rec.paper.id in planned]
+    recs = with_match([rec for rec in recs if rec.paper.id in planned],  # the 0–100 match the notes show
+                      getattr(recommender.representation, "name", ""))
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
 
 

@@ -45,9 +45,14 @@ def default_corpus() -> DefaultCorpus:
 
 def fetch_summary(counts: dict[str, int]) -> str:
     """How the fetch sits on the list, in a line: papers it enriched, papers the list lacked."""
-    added = f", added {counts['added']:,} the list lacked" if counts.get("added") else ""
-    return (f"corpus: the bundled ICML 2025 list, {counts.get('enriched', 0):,} papers enriched by the fetched "
-            f"{DEFAULT_NAME}{added} (`zotrec corpus remove {DEFAULT_NAME}`: the list alone)")
+    enriched, added = counts.get("enriched", 0), counts.get("added", 0)
+    more = f", {_papers(added)} added that the list lacked" if added else ""
+    return (f"corpus: the bundled ICML 2025 list, {_papers(enriched)} enriched by the fetched {DEFAULT_NAME}"
+            f"{more} (`zotrec corpus remove {DEFAULT_NAME}`: the list alone)")
+
+
+def _papers(count: int) -> str:
+    return f"{count:,} paper{'' if count == 1 else 's'}"
 
 
 @dataclass

@@ -127,10 +127,11 @@ def corpus_remove_command(name):
     """
     from recommender.corpus.default import DEFAULT_NAME
     from recommender.corpus.store import remove_stored
+    from zotero_bridge.render.words import plural
 
     removed = remove_stored(name)
     back = "; without --corpus zotrec ranks the bundled ICML 2025 list alone again" if name == DEFAULT_NAME else ""
-    log.info(f"Removed the stored corpus '{name}' ({len(removed.papers):,} papers, fetched "
+    log.info(f"Removed the stored corpus '{name}' ({plural(len(removed.papers), 'paper')}, fetched "
              f"{removed.header.get('fetched_at', '?')}){back}.")
 
 

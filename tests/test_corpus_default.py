@@ -231,3 +231,23 @@ def test_badges_come_only_from_data_that_says_so():
     assert presentation(Paper(id="c", title="C", metadata={"status": "Spotlight"})) == "Spotlight"
     assert presentation(Paper(id="d", title="D", metadata={"presentation": "position"})) == "Position"
     assert all(presentation(p) == "" for p in default_papers().papers)  # the bundled list says nothing of it
+
+
+def test_presentation_types_from_openreview_reach_the_default_lists_badges(sample_entries):
+    from recommender.corpus.fetch import OpenReviewLogin
+    from recommender.items import Recommendation
+    from tests.fake_openreview import FakeConference
+    from tests.test_corpus_real import notes_for, settings
+    from zotero_bridge.render.reading_list import render_recommendations
+
+    notes = notes_for(sample_entries)
+    with FakeConference(notes, SAMPLE.read_bytes(), accounts={"me@example.org": "secret"}) as server:
+        fetch_corpus("icml2025", [f"{server.url}/icml25.bib", server.url], settings(server),
+                     login=OpenReviewLogin("me@example.org", "secret"))
+    papers = {p.id: p for p in default_papers().papers}
+    typed = {i: p.metadata["presentation"] for i, p in papers.items() if p.metadata.get("presentation")}
+    assert len(typed) == 49 and typed[notes[6]["id"]] == "oral"
+    oral = papers[notes[6]["id"]]
+    untyped = next(p for p in papers.values() if "presentation" not in p.metadata and p.metadata.get("icml_virtual_url"))
+    page = render_recommendations([Recommendation(oral, 1.0, (), 1), Recommendation(untyped, 0.5, (), 2)], "html")
+    assert page.count('<span class="tag">Oral</span>') == 1 and '<span class="tag">Poster</span>' not in page

@@ -251,3 +251,17 @@ def test_presentation_types_from_openreview_reach_the_default_lists_badges(sampl
     untyped = next(p for p in papers.values() if "presentation" not in p.metadata and p.metadata.get("icml_virtual_url"))
     page = render_recommendations([Recommendation(oral, 1.0, (), 1), Recommendation(untyped, 0.5, (), 2)], "html")
     assert page.count('<span class="tag">Oral</span>') == 1 and '<span class="tag">Poster</span>' not in page
+
+
+def test_a_damaged_fetch_is_one_line_that_names_the_way_back(data_dir, tmp_path):
+    (data_dir / "corpora").mkdir(parents=True)
+    (data_dir / "corpora" / "icml2025.json").write_text('{"format": "zotrec-cor', encoding="utf-8")
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title={Graph networks for molecules}}\n", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["reading-list", "--library", str(library), "--features", "tfidf"])
+    assert result.exit_code == 1 and len(result.output.splitlines()) == 1
+    assert "icml2025.json:1: not valid JSON" in result.output
+    assert "`zotrec corpus remove icml2025` goes back to the bundled list" in result.output
+    assert runner.invoke(cli, ["corpus", "remove", "icml2025"]).exit_code == 0
+    assert runner.invoke(cli, ["reading-list", "--library", str(library), "--features", "tfidf"]).exit_code == 0

@@ -67,7 +67,11 @@ def load_corpus(paths: Iterable[str | Path], enrich_with: Iterable[str | Path] =
     from recommender.corpus.enrich import enrich_untitled
 
     result = _read_files(paths)
-    fetched = _read_files(enrich_with)
+    try:
+        fetched = _read_files(enrich_with)
+    except InputError as error:  # a damaged or newer fetch must not leave the user without a way back
+        raise InputError(f"{error} (this fetched corpus enriches the default one; `zotrec corpus remove "
+                         f"{Path(str(error.path or 'NAME')).stem}` goes back to the bundled list)") from None
     if fetched.papers:
         combined = enrich_by_id(result.papers, fetched.papers)
         result.papers = combined.papers

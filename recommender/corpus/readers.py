@@ -84,6 +84,7 @@ def load_corpus(paths: Iterable[str | Path], enrich_with: Iterable[str | Path] =
 
 
 def _read_files(paths: Iterable[str | Path]) -> CorpusLoad:
+    """The papers of `paths`, each once (the first copy wins; a titled copy replaces an untitled one)."""
     result = CorpusLoad()
     seen: dict[str, int] = {}
     for path in map(resolve_corpus_path, paths):

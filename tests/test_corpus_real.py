@@ -220,16 +220,17 @@ def test_the_bundled_list_gives_titles_and_links_and_the_seeds_their_titles():
     from zotero_bridge.cli.common import default_corpus_paths
 
     loaded = load_corpus(default_corpus_paths())
-    assert loaded.enriched == 28
-    assert sum(p.title_derived for p in loaded.papers) == 3
+    assert loaded.enriched == 31
+    assert sum(p.title_derived for p in loaded.papers) == 0
     assert sum(p.abstract is not None for p in loaded.papers) == 31
 
 
-def test_a_fetched_icml2025_becomes_the_default(sample):
+def test_a_fetched_icml2025_enriches_the_default_instead_of_replacing_it(sample):
     from zotero_bridge.cli.common import default_corpus_paths
 
+    bundled = default_corpus_paths()
     fetch_corpus("icml2025", [str(SAMPLE)], settings())
-    assert default_corpus_paths() == [stored_path("icml2025")]
+    assert default_corpus_paths() == [*bundled, stored_path("icml2025")]
 
 
 @pytest.mark.parametrize(("raw", "shown"), [

@@ -24,7 +24,7 @@ EVIL = Paper(id="=cmd|' /C calc'!A0", title='<script>alert(1)</script> [x](javas
 GOOD = Paper(id="abc", title="Flows for density estimation", abstract="We study flows.", authors=("A. B",),
              url="https://proceedings.mlr.press/v267/x.html", venue="ICML 2025", year=2025,
              metadata={"pdf_url": "https://example.org/x.pdf", "openreview_url": "https://openreview.net/forum?id=abc",
-                       "icml_virtual_url": "https://icml.cc/virtual/2025/oral/1"})
+                       "icml_virtual_url": "https://icml.cc/virtual/2025/oral/1", "presentation": "oral"})
 RECS = [Recommendation(GOOD, 0.6, (Reason("K1", "Variational inference with normalizing flows", 0.5),), 1),
         Recommendation(EVIL, 0.3, (Reason("K2", "=SUM(1+1) <b>bold</b>", 0.2),), 2)]
 

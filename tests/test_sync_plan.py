@@ -134,3 +134,24 @@ def test_sync_collection_name_with_a_slash_makes_a_sub_collection(zotero_server,
     assert again.exit_code == 0 and len(library.collections) == len(by_name)  # found, not made again
     blank = CliRunner().invoke(cli, [*base, "--collection-name", "  "], env=env)
     assert blank.exit_code == 1 and "blank" in blank.output and "Traceback" not in blank.output
+
+
+def test_items_whose_paper_this_corpus_lacks_stay_and_the_fallen_out_leave(zotero_server, papers):
+    """A run on another or a partial corpus (a 49-paper fetch) must not empty the collection: zotrec's items
+    whose paper is not in this run's corpus are kept and counted; papers in it that fell out still leave."""
+    from zotero_bridge.sync.run import render_sync_report
+
+    sync(zotero_server, papers, top_n=20)
+    _, items, _ = ours(zotero_server)
+    written = {item["extra"].split()[1]: item["key"] for item in items}
+    absent = sorted(written)[:5]  # five written papers this run's corpus does not hold
+    report = sync(zotero_server, [p for p in papers if p.id not in absent], top_n=10)
+    _, after, members = ours(zotero_server)
+    member_keys = {m["key"] for m in members}
+    assert {written[paper_id] for paper_id in absent} <= member_keys  # kept, though not ranked
+    kept = [e for e in report.plan.entries if e.note == "not in this corpus"]
+    assert sorted(e.corpus_id for e in kept) == absent and all(e.action == "keep" for e in kept)
+    removed = report.plan.of("remove")
+    assert len(removed) >= 5 and not {e.corpus_id for e in removed} & set(absent)  # the fallen out leave
+    assert len(members) == 10 + 5 and len(after) == len(items)  # nothing deleted
+    assert "(5 not in this corpus)" in render_sync_report(report, "table")

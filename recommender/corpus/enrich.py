@@ -9,7 +9,8 @@ seed is merged only when the evidence is clear, and otherwise stays a separate u
    (gap measured in standard deviations of all the seed's scores) *and* covers its own title's
    words well. Measured on ICML 2025: wrong-paper candidates stay below half of the threshold.
 
-Assignment is one-to-one: a title claimed by two seeds goes to neither.
+Assignment is one-to-one: a title claimed by two seeds goes to neither. Before any of that, a seed
+whose match is known (the bundled ICML 2025 seeds, venues.seed_matches) goes to its paper.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -159,21 +160,34 @@ def merge_seed(seed: Paper, listed: Paper, match: Match) -> Paper:
                    venue=listed.venue or seed.venue, metadata=metadata)
 
 
-def enrich_untitled(papers: Sequence[Paper]) -> tuple[list[Paper], int]:
-    """Merge untitled entries into the titled papers they match; the rest stay as they are.
+def enrich_untitled(papers: Sequence[Paper], known: Mapping[str, str] | None = None) -> tuple[list[Paper], int]:
+    """Merge untitled entries into the titled papers they are; the rest stay as they are.
 
-    Returns the new list (merged papers in the titled paper's place) and how many were merged.
+    `known` (seed id → paper id; default the bundled seeds' matches) decides first, where both papers
+    are here; the other untitled entries are matched by their text. Returns the new list (merged papers
+    in the titled paper's place) and how many were merged.
     """
+    from recommender.corpus.venues import seed_matches
+
+    known = seed_matches() if known is None else known
     seeds = [i for i, p in enumerate(papers) if p.title_derived]
     titled = [i for i, p in enumerate(papers) if not p.title_derived]
     if not seeds or not titled:
         return list(papers), 0
-    matches = match_untitled([papers[i] for i in seeds], [papers[i] for i in titled])
+    position = {papers[i].id: n for n, i in enumerate(titled)}
+    listed = _one_to_one([Match(n, position[known[papers[i].id]], "known match", 1.0)
+                          for n, i in enumerate(seeds) if known.get(papers[i].id) in position])
+    claimed = {m.target for m in listed}
+    rest = [n for n in range(len(seeds)) if n not in {m.seed for m in listed}]
+    free = [n for n in range(len(titled)) if n not in claimed]
+    guessed = match_untitled([papers[seeds[n]] for n in rest], [papers[titled[n]] for n in free])
+    matches = listed + [Match(rest[m.seed], free[m.target], m.method, m.evidence) for m in guessed]
     result = list(papers)
     absorbed = set()
     for match in matches:
         seed_index, target_index = seeds[match.seed], titled[match.target]
         result[target_index] = merge_seed(papers[seed_index], papers[target_index], match)
         absorbed.add(seed_index)
-    log.info("Matched %d of %d untitled abstracts to titled papers", len(matches), len(seeds))
+    if rest:  # the bundled seeds' known matches are no news
+        log.info("Matched %d of %d untitled abstracts to titled papers", len(matches), len(seeds))
     return [p for i, p in enumerate(result) if i not in absorbed], len(matches)

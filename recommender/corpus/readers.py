@@ -33,6 +33,13 @@ class CorpusLoad:
     skipped: list[Skipped] = field(default_factory=list)
     duplicates: int = 0
     enriched: int = 0  # untitled abstracts merged into the titled papers they are (see enrich.py)
+    fetched: int = 0  # papers read from the fetched corpus that enriches the others (default.py)
+    fetched_enriched: int = 0  # papers that took an abstract, links or a presentation type from it
+    fetched_added: int = 0  # fetched papers that matched none of the others, added as they are
+
+    def fetch_counts(self) -> dict[str, int]:
+        """What the fetched corpus did ({} when none was read): papers it enriched, papers it added."""
+        return {"enriched": self.fetched_enriched, "added": self.fetched_added} if self.fetched else {}
 
 
 def corpus_format(path: Path) -> str:
@@ -48,14 +55,36 @@ def corpus_format(path: Path) -> str:
     return formats[suffix]
 
 
-def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
+def load_corpus(paths: Iterable[str | Path], enrich_with: Iterable[str | Path] = ()) -> CorpusLoad:
     """Read every corpus file (or stored corpus name) and de-duplicate papers across them.
 
     The first occurrence wins, except that a titled paper takes the place of an untitled copy.
-    Untitled abstracts (seed files) are then matched to the titled papers they are (enrich.py).
+    Papers of `enrich_with` (a fetched corpus) fill in what the papers of `paths` lack, matched by id,
+    and are added where none matches (default.py). Untitled abstracts (seed files) are then matched
+    to the titled papers they are (enrich.py).
     """
+    from recommender.corpus.default import enrich_by_id
     from recommender.corpus.enrich import enrich_untitled
 
+    result = _read_files(paths)
+    try:
+        fetched = _read_files(enrich_with)
+    except InputError as error:  # a damaged or newer fetch must not leave the user without a way back
+        raise InputError(f"{error} (this fetched corpus enriches the default one; `zotrec corpus remove "
+                         f"{Path(str(error.path or 'NAME')).stem}` goes back to the bundled list)") from None
+    if fetched.papers:
+        combined = enrich_by_id(result.papers, fetched.papers)
+        result.papers = combined.papers
+        result.fetched, result.fetched_enriched, result.fetched_added = (
+            len(fetched.papers), combined.enriched, combined.added)
+        result.skipped.extend(fetched.skipped)
+        result.duplicates += fetched.duplicates + combined.repeated
+    result.papers, result.enriched = enrich_untitled(result.papers)
+    return result
+
+
+def _read_files(paths: Iterable[str | Path]) -> CorpusLoad:
+    """The papers of `paths`, each once (the first copy wins; a titled copy replaces an untitled one)."""
     result = CorpusLoad()
     seen: dict[str, int] = {}
     for path in map(resolve_corpus_path, paths):
@@ -78,7 +107,6 @@ def load_corpus(paths: Iterable[str | Path]) -> CorpusLoad:
             for key in keys:
                 seen[key] = len(result.papers)
             result.papers.append(paper)
-    result.papers, result.enriched = enrich_untitled(result.papers)
     return result
 
 

@@ -177,6 +177,23 @@ def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
         )
 
 
+def remove_stored(name: str) -> StoredCorpus:
+    """Delete the stored corpus `name` (and what an interrupted fetch of it kept); returns what it held."""
+    import shutil
+
+    target = stored_path(name)
+    if not target.is_file():
+        known = ", ".join(stored_names()) or "none"
+        raise InputError(f"no stored corpus '{name}' in {corpora_dir()} (stored: {known})")
+    try:
+        removed = read_stored(target)
+    except RecommenderError:  # a damaged file goes too: that is what removing it is for
+        removed = StoredCorpus(name=name, papers=[], path=target)
+    target.unlink()
+    shutil.rmtree(partial_dir(name), ignore_errors=True)
+    return removed
+
+
 def write_atomic(target: Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename: readers never see half a file; the
     folder is made private (0700), the file 0600."""

@@ -21,6 +21,8 @@ OPENREVIEW_SITE = "https://openreview.net"
 PMLR_SITE = "https://proceedings.mlr.press"
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUNDLED_ICML2025 = DATA / "icml2025.jsonl"
+BUNDLED_SEEDS = DATA / "icml2025_seeds"
+SEED_MATCHES = DATA / "icml2025_seed_matches.json"  # seed abstract id → its paper in BUNDLED_ICML2025
 _VOLUME = re.compile(r"^v\d{1,4}$")
 _VENUE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)+$")
 
@@ -85,6 +87,17 @@ def pmlr_links(path: Path) -> dict[str, dict[str, str]]:
             links[row["openreview_id"]] = {"pmlr_id": row["pmlr_id"], "pmlr_url": row.get("pmlr_url") or "",
                                            "pdf_url": row.get("pdf_url") or ""}
     return links
+
+
+@lru_cache(maxsize=1)
+def seed_matches() -> dict[str, str]:
+    """Seed abstract id → the bundled paper it is (benchmarks/build_seed_matches.py): the seeds are
+    abstracts without titles, and matching them by text alone leaves some unsure."""
+    try:
+        matches = json.loads(SEED_MATCHES.read_text(encoding="utf-8")).get("matches", {})
+    except (OSError, ValueError, AttributeError):
+        return {}  # a damaged install: the seeds are matched by their text, as any seed file is
+    return {str(k): str(v) for k, v in matches.items()} if isinstance(matches, dict) else {}
 
 
 def pmlr_page(volume: str, pmlr_id: str) -> tuple[str, str]:

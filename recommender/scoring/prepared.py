@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 # Bump whenever the code that turns corpus files into papers and keys changes what it makes (text.py,
 # items.py, corpus/, formats/, ranking.CorpusKeys, features/lexical.py, this file): the key hashes the
-# data, never that code. 2: one .npz per entry, keys from recommender.store.digest.
-FORMAT_VERSION = 2
+# data, never that code. 2: one .npz per entry, keys from recommender.store.digest. 3: the bundled seeds
+# sit on their papers by a shipped match (corpus/enrich.py), a fetched corpus enriches the list (default.py).
+FORMAT_VERSION = 3
 KEEP_ENTRIES = 8  # prepared corpora kept (the least recently used beyond these are removed)
 
 

@@ -161,15 +161,11 @@ def read_sources(libraries, settings):
 
 
 def default_corpus_paths() -> list[Path]:
-    """The ICML 2025 corpus: the stored one once `zotrec corpus fetch icml2025` ran (it has abstracts),
-    else the bundled list of all 3,330 papers (titles, authors, links) with the seed abstracts."""
-    from recommender.corpus.store import stored_path
+    """Every file of the default corpus: the bundled ICML 2025 list and seeds, and the stored icml2025 once
+    fetched, which enriches the list by id, never replaces it (recommender/corpus/default.py)."""
+    from recommender.corpus.default import default_corpus
 
-    stored = stored_path("icml2025")
-    if stored.is_file():
-        return [stored]
-    data = Path(__file__).resolve().parents[2] / "recommender" / "data"
-    return [data / "icml2025.jsonl", *sorted((data / "icml2025_seeds").glob("*.txt"))]
+    return default_corpus().all_files
 
 
 CORPUS_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".json", ".csv", ".bib"}
@@ -191,27 +187,35 @@ def expand_corpus_folders(corpus_paths) -> list:
     return paths
 
 
-def corpus_files(corpus_paths) -> list:
-    """The files to rank: those given (folders expanded), else the default ICML 2025 corpus, said once."""
+def corpus_files(corpus_paths) -> tuple[list, list]:
+    """(files to rank, a fetched corpus enriching them): those given (folders expanded), else the default, said once."""
     paths = expand_corpus_folders(corpus_paths)
     if paths:
-        return paths
-    paths = default_corpus_paths()
-    if len(paths) == 1:
-        note("corpus: the stored icml2025", "Corpus: the stored icml2025.")
-    else:
+        return paths, []
+    from recommender.corpus.default import default_corpus
+
+    default = default_corpus()
+    if not default.fetched:
         note("corpus: the bundled ICML 2025 list (`zotrec corpus fetch icml2025` adds every abstract)",
              "Corpus: the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts).")
-    return paths
+    return list(default.files), list(default.fetched)
 
 
 def load_corpus_papers(corpus_paths):
     from recommender.corpus.readers import load_corpus
 
-    loaded = load_corpus(corpus_files(corpus_paths))
+    loaded = load_corpus(*corpus_files(corpus_paths))  # (files, a fetched corpus enriching them)
     _say_skipped([[skipped.where, skipped.reason] for skipped in loaded.skipped])
+    _say_fetched(loaded.fetch_counts())
     _say_title_only(loaded.papers)
     return loaded.papers
+
+
+def _say_fetched(counts: dict) -> None:
+    from recommender.corpus.default import fetch_summary
+
+    if counts:  # the default corpus with a fetch on it
+        note(said := fetch_summary(counts), said[:1].upper() + said[1:] + ".")
 
 
 def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None,
@@ -228,7 +232,8 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
     from recommender.scoring.owned import CorpusKeys
     from recommender.scoring.ranking import Recommender
 
-    files = [resolve_corpus_path(spec) for spec in corpus_files(corpus_paths)]
+    given, fetched = corpus_files(corpus_paths)
+    files = [resolve_corpus_path(spec) for spec in given]
     if not all(file.is_file() for file in files):  # the reader gives the one-line error
         papers = load_corpus_papers(corpus_paths)
         return Recommender(papers, aggregation=aggregation, representation=representation or features, model=model)
@@ -237,17 +242,19 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
     def load():
         from recommender.corpus.readers import load_corpus
 
-        loaded = load_corpus(files)
-        return loaded.papers, {"skipped": [[skipped.where, skipped.reason] for skipped in loaded.skipped]}
+        loaded = load_corpus(files, enrich_with=fetched)
+        return loaded.papers, {"skipped": [[skipped.where, skipped.reason] for skipped in loaded.skipped],
+                               "fetched": loaded.fetch_counts()}
 
     def matrix(papers):
         if features != "dense":  # tf-idf is fitted per run; only dense rows are stored
             return None
         return representation.transform([paper.text for paper in papers])
 
-    prepared, key = prepare(files, load, features, getattr(representation, "model_id", ""), zotrec_version(),
-                            matrix, lambda papers: CorpusKeys(papers).to_json())
+    prepared, key = prepare([*files, *fetched], load, features, getattr(representation, "model_id", ""),
+                            zotrec_version(), matrix, lambda papers: CorpusKeys(papers).to_json())
     _say_skipped(prepared.notes.get("skipped", []))
+    _say_fetched(prepared.notes.get("fetched", {}))
     _say_title_only(prepared.papers)
     kept = None
     if incremental and prepared.matrix is not None:  # dense rows: keep the library's rows and top-K for the next run

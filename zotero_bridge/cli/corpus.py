@@ -1,4 +1,4 @@
-"""`zotrec corpus fetch|list|info`: the stored corpora."""
+"""`zotrec corpus fetch|list|info|remove`: the stored corpora, and the default one they enrich."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from zotero_bridge.cli.common import friendly_errors, log
 
 @click.group("corpus")
 def corpus_group() -> None:
-    """Fetch, list and inspect paper corpora; `--corpus NAME` then uses a stored one.
+    """Fetch, list, inspect and remove paper corpora; `--corpus NAME` then uses a stored one.
+
+    Without --corpus, zotrec ranks the bundled ICML 2025 list; a fetched icml2025 enriches it (abstracts,
+    links, presentation types) and never replaces it.
 
     \b
     Example:
@@ -59,6 +62,15 @@ def corpus_fetch_command(name, sources, force):
              f"{counts['with_authors']:,} with authors, {counts['with_presentation']:,} with a presentation "
              f"type, {counts['duplicates_dropped']:,} duplicates dropped, {counts['skipped']:,} skipped "
              f"({report.stats.requests} requests, {report.seconds:.1f} s).")
+    from recommender.corpus.default import DEFAULT_NAME
+
+    if report.path.stem == DEFAULT_NAME:
+        from recommender.corpus.catalog import describe_default
+
+        info = describe_default()
+        log.info(f"The default corpus (the bundled ICML 2025 list with it): {info.papers:,} papers, "
+                 f"{info.with_abstracts:,} with abstracts; {info.enriched_by_fetch:,} enriched by this fetch"
+                 + (f", {info.added_by_fetch:,} added (not in the bundled list)." if info.added_by_fetch else "."))
 
 
 @corpus_group.command("list")
@@ -82,20 +94,45 @@ def corpus_list_command(fmt):
 
 
 @corpus_group.command("info")
-@click.argument("corpus", metavar="NAME|PATH")
+@click.argument("corpus", metavar="[NAME|PATH]", required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @friendly_errors
 def corpus_info_command(corpus, fmt):
     """Counts for a stored corpus or corpus file: papers, with abstracts, with authors, duplicates, source, date.
 
+    Without NAME|PATH: the default corpus (the bundled ICML 2025 list, with how many papers a fetched
+    icml2025 enriched and added).
+
     \b
     Example:
+        zotrec corpus info
         zotrec corpus info icml2025
         zotrec corpus info papers.jsonl --format json
     """
-    from recommender.corpus.catalog import describe_corpus
+    from recommender.corpus.catalog import describe_corpus, describe_default
 
-    click.echo(_corpus_infos_text([describe_corpus(corpus)], fmt), nl=False)
+    info = describe_corpus(corpus) if corpus else describe_default()
+    click.echo(_corpus_infos_text([info], fmt), nl=False)
+
+
+@corpus_group.command("remove")
+@click.argument("name")
+@friendly_errors
+def corpus_remove_command(name):
+    """Delete the stored corpus NAME; `corpus remove icml2025` makes the default the bundled list alone again.
+
+    \b
+    Example:
+        zotrec corpus remove icml2025
+    """
+    from recommender.corpus.default import DEFAULT_NAME
+    from recommender.corpus.store import remove_stored
+    from zotero_bridge.render.words import plural
+
+    removed = remove_stored(name)
+    back = "; without --corpus zotrec ranks the bundled ICML 2025 list alone again" if name == DEFAULT_NAME else ""
+    log.info(f"Removed the stored corpus '{name}' ({plural(len(removed.papers), 'paper')}, fetched "
+             f"{removed.header.get('fetched_at', '?')}){back}.")
 
 
 def _corpus_infos_text(infos, fmt: str) -> str:
@@ -105,5 +142,5 @@ def _corpus_infos_text(infos, fmt: str) -> str:
     rows = [{k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(i).items()} for i in infos]
     if fmt == "json":
         return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
-    return "\n\n".join("\n".join(f"{key.replace('_', ' ')}: {value}" for key, value in row.items())
-                       for row in rows) + "\n"
+    return "\n\n".join("\n".join(f"{key.replace('_', ' ')}: {value}" for key, value in row.items()
+                                 if value is not None) for row in rows) + "\n"

@@ -105,13 +105,13 @@ def warn_if_weak(recs, items, features: str) -> None:
 
 def list_context(libraries, corpus_paths, features, recommender, items, steering=None):
     """The list's header: what was ranked against what, and how (steering included)."""
-    from zotero_bridge.cli.common import default_corpus_paths
+    from recommender.corpus.default import default_corpus
     from zotero_bridge.render.html_page import ListContext
 
     if corpus_paths:
         corpus = ", ".join(corpus_paths)
-    elif len(default_corpus_paths()) == 1:
-        corpus = "the stored icml2025"
+    elif default_corpus().fetched:
+        corpus = "the bundled ICML 2025 list, enriched by the fetched icml2025"
     else:
         corpus = "the bundled ICML 2025 list with the seed abstracts"
     return ListContext(library=", ".join(libraries), corpus=corpus, features=features,

@@ -90,17 +90,13 @@ def steering(context: ListContext) -> list[tuple[str, str]]:
 
 
 def presentation(paper: Paper) -> str:
-    """'Oral', 'Spotlight', 'Poster'… from the corpus row's status, track or ICML virtual-site link."""
+    """'Oral', 'Spotlight', 'Poster', 'Position'… only where the corpus row says so (OpenReview's
+    presentation type, a `status` or `track` field); never guessed from a link, so '' when unknown."""
     meta = paper.metadata or {}
-    for key in ("status", "track", "presentation"):
+    for key in ("presentation", "status", "track"):
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip().title()
-    virtual = meta.get("icml_virtual_url")
-    if isinstance(virtual, str):
-        for kind in ("oral", "spotlight", "poster"):
-            if f"/{kind}/" in virtual:
-                return kind.title()
     return ""
 
 

@@ -24,7 +24,7 @@ from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
 from zotero_bridge.zotero_api.client import WriteConflict
 from zotero_bridge.zotero_api.snapshot import sync_snapshot
-from zotero_bridge.zotero_api.writeback import ApplyResult, Plan, is_ours, make_plan
+from zotero_bridge.zotero_api.writeback import NOT_IN_CORPUS, ApplyResult, Plan, is_ours, make_plan
 from zotero_bridge.zotero_api.writer import Writer, settle_pending
 
 log = logging.getLogger(__name__)
@@ -199,7 +199,8 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     profile_rows = recommender.representation.transform(profile) if feedback and profile else None
     recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
                           profile_rows=profile_rows)
-    plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items)
+    plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
+                     corpus=recommender.corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}
     recs = with_match([rec for rec in recs if rec.paper.id in planned],  # the 0–100 match the notes show
                       getattr(recommender.representation, "name", ""))
@@ -237,6 +238,11 @@ def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=
 _ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
 
 
+def not_in_corpus(plan: Plan) -> int:
+    """zotrec's items kept only because this run's corpus does not hold their paper."""
+    return sum(entry.note == NOT_IN_CORPUS for entry in plan.of("keep"))
+
+
 def why_lines(rec: Recommendation) -> list[str]:
     """The reasons a person reads under a planned paper: the library items it is like, the interest, authors and
     preferences it serves (recommender/words.py, as in every output), then the feedback."""
@@ -268,7 +274,9 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
         rec = by_id.get(entry.corpus_id) if entry.action in ("add", "link", "keep") and entry.rank else None
         if rec is not None:
             lines.extend(f"{'':25}{why}" for why in why_lines(rec))
-    counts = ", ".join(f"{len(report.plan.of(a))} {a}" for a in ("add", "link", "keep", "remove", "skip"))
+    absent = not_in_corpus(report.plan)
+    counts = ", ".join(f"{len(report.plan.of(a))} {a}" + (f" ({absent} {NOT_IN_CORPUS})" if a == "keep" and absent
+                                                          else "") for a in ("add", "link", "keep", "remove", "skip"))
     lines.append(f"Plan: {counts}.")
     if report.result is not None:
         result = report.result

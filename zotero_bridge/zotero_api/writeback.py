@@ -3,7 +3,8 @@
 Rules: the collection is found by name or created once; new papers become `conferencePaper` items tagged
 `zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
 already in the library is reused, not created again; papers that fell out of the top N leave the collection
-(never deleted) unless the user changed them since zotrec wrote them. Plans only ever touch our collection's
+(never deleted) unless the user changed them since zotrec wrote them; a paper this run's corpus does not hold
+(another corpus, a partial fetch) stays, since it did not fall out of anything. Plans only ever touch our collection's
 membership and the items zotrec created. Applying a plan is the writer's job (writer.py for the Web API).
 """
 
@@ -15,7 +16,7 @@ import secrets
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from recommender.items import Recommendation
+from recommender.items import Paper, Recommendation
 from recommender.text import doi_key, title_key, url_key
 from recommender.words import capitalised, more_reasons, plural
 from zotero_bridge.zotero_api.cache import WebCache, WrittenRecord
@@ -24,6 +25,7 @@ from zotero_bridge.zotero_api.snapshot import Snapshot
 
 ZOTREC_TAG = "zotrec"
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
+NOT_IN_CORPUS = "not in this corpus"
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
 _EXTRA_LINE = re.compile(r"^zotrec:\s*(\S+)", re.MULTILINE)
 _OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(?:.*&)?id=([\w-]+)",
@@ -80,12 +82,13 @@ def corpus_id_of(data: Mapping) -> str:
 
 def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,
               top_n: int | None = None, known_collections: Sequence[str] = (),
-              kept: Collection[str] = ()) -> Plan:
+              kept: Collection[str] = (), corpus: Sequence[Paper] | None = None) -> Plan:
     """Fill `top_n` places (default: one per recommendation) from the ranking, best first; nothing is sent.
 
     A paper without a real title (a seed abstract) is never written; a paper the user trashed, or took out
     of the collection after zotrec put it there, is skipped and the next one takes its place (a refill).
-    Items in `kept` (keys of recommendations the user adopted) stay where the user left them.
+    Items in `kept` (keys of recommendations the user adopted) stay where the user left them, and so do
+    zotrec's items whose paper is not in `corpus` (this run's papers; None: all are).
     """
     collection_key = find_collection(snapshot.collections, collection_name, known_collections)
     plan = Plan(collection_name, collection_key, snapshot.version)
@@ -126,12 +129,13 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
                                       note="seed abstracts without their paper's title are never written to "
                                            "Zotero; use a titled corpus (zotrec corpus fetch icml2025)"))
     if collection_key:
-        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept)))
+        names = None if corpus is None else {name for paper in corpus for name in paper_names(paper)}
+        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept), names))
     return plan
 
 
-def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
-              records: Mapping[str, WrittenRecord], kept: set[str]) -> list[PlanEntry]:
+def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str], records: Mapping[str, WrittenRecord],
+              kept: set[str], corpus_names: set[str] | None) -> list[PlanEntry]:
     entries = []
     for key, data in snapshot.items.items():
         if key in wanted or data.get("deleted") or collection_key not in (data.get("collections") or []):
@@ -145,6 +149,8 @@ def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str],
             entries.append(PlanEntry("keep", title, corpus_id_of(data), key, note=f"out of the top N; {note}"))
         elif record.version != data.get("version"):
             entries.append(PlanEntry("keep", title, record.corpus_id, key, note="out of the top N; you changed it"))
+        elif corpus_names is not None and corpus_names.isdisjoint([f"id:{record.corpus_id}", *_ItemIndex.names(data)]):
+            entries.append(PlanEntry("keep", title, record.corpus_id, key, note=NOT_IN_CORPUS))
         else:
             entries.append(PlanEntry("remove", title, record.corpus_id, key, note="out of the top N"))
     return entries
@@ -160,11 +166,11 @@ class _ItemIndex:
         for data in sorted(items.values(), key=lambda d: (not d.get("deleted"), is_ours(d))):
             if data.get("itemType") in ("note", "attachment", "annotation"):
                 continue
-            for name in self._names(data):
+            for name in self.names(data):
                 self.by[name] = data  # later wins: live and ours preferred
 
     @staticmethod
-    def _names(data: Mapping) -> list[str]:
+    def names(data: Mapping) -> list[str]:
         names = []
         if corpus := corpus_id_of(data):
             names.append(f"id:{corpus}")
@@ -181,14 +187,18 @@ class _ItemIndex:
         return names
 
     def match(self, rec: Recommendation) -> dict | None:
-        paper = rec.paper
-        names = [f"id:{paper.id}"]
-        names += [f"doi:{doi_key(paper.doi)}"] if paper.doi else []
-        names += [f"or:{forum}"] if (forum := paper_openreview_id(rec)) else []
-        names += [f"url:{url_key(paper.url)}"] if paper.url else []
-        names += [f"title:{title_key(paper.title)}"] if not paper.title_derived else []
-        names += [f"abstract:{title_key(paper.abstract)}"] if paper.abstract else []
-        return next((self.by[name] for name in names if name in self.by), None)
+        return next((self.by[name] for name in paper_names(rec.paper) if name in self.by), None)
+
+
+def paper_names(paper: Paper) -> list[str]:
+    """The names a library item of this paper may carry (see _ItemIndex.names), the surest first."""
+    names = [f"id:{paper.id}"]
+    names += [f"doi:{doi_key(paper.doi)}"] if paper.doi else []
+    names += [f"or:{forum}"] if (forum := _openreview_id(paper)) else []
+    names += [f"url:{url_key(paper.url)}"] if paper.url else []
+    names += [f"title:{title_key(paper.title)}"] if not paper.title_derived else []
+    names += [f"abstract:{title_key(paper.abstract)}"] if paper.abstract else []
+    return names
 
 
 def openreview_id_of(text: str) -> str:
@@ -198,7 +208,11 @@ def openreview_id_of(text: str) -> str:
 
 
 def paper_openreview_id(rec: Recommendation) -> str:
-    meta = rec.paper.metadata or {}
+    return _openreview_id(rec.paper)
+
+
+def _openreview_id(paper: Paper) -> str:
+    meta = paper.metadata or {}
     return str(meta.get("openreview_id") or "") or openreview_id_of(str(meta.get("openreview_url") or ""))
 
 

@@ -37,7 +37,8 @@ from recommender.features.lexical import LexicalIndex  # noqa: E402
 from recommender.items import Creator, LibraryItem  # noqa: E402
 from recommender.scoring.authors import AUTHOR_WEIGHT, PAPERS_PER_AUTHOR, match_authors, with_authors  # noqa: E402
 from recommender.scoring.corpus_side import corpus_authors  # noqa: E402
-from zotero_bridge.cli.common import build_recommender, load_model  # noqa: E402
+from zotero_bridge.cli.common import load_model  # noqa: E402
+from zotero_bridge.cli.corpus_input import build_recommender  # noqa: E402
 
 CITEULIKE_A = ROOT.parent / "shared" / "data" / "citeulike-a"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)

@@ -27,7 +27,8 @@ from recommender.features.base import cosine  # noqa: E402
 from recommender.items import Paper  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
 from recommender.scoring.steering import Steering, scale_for, steered_scores  # noqa: E402
-from zotero_bridge.cli.common import build_recommender, load_model  # noqa: E402
+from zotero_bridge.cli.common import load_model  # noqa: E402
+from zotero_bridge.cli.corpus_input import build_recommender  # noqa: E402
 
 WEIGHTS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 TESTS = [  # (what is asked, prefer texts, avoid texts, the topic it is about)

@@ -217,7 +217,7 @@ def test_the_bundled_list_gives_titles_and_links_and_the_seeds_their_titles():
     assert len(rows) == 3330 and len({r["id"] for r in rows}) == 3330
     assert all(r["url"].startswith(("https://openreview.net/forum?id=", "https://proceedings.mlr.press/v267/"))
                for r in rows)
-    from zotero_bridge.cli.common import default_corpus_paths
+    from zotero_bridge.cli.corpus_input import default_corpus_paths
 
     loaded = load_corpus(default_corpus_paths())
     assert loaded.enriched == 31
@@ -226,7 +226,7 @@ def test_the_bundled_list_gives_titles_and_links_and_the_seeds_their_titles():
 
 
 def test_a_fetched_icml2025_enriches_the_default_instead_of_replacing_it(sample):
-    from zotero_bridge.cli.common import default_corpus_paths
+    from zotero_bridge.cli.corpus_input import default_corpus_paths
 
     bundled = default_corpus_paths()
     fetch_corpus("icml2025", [str(SAMPLE)], settings())

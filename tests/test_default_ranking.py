@@ -41,7 +41,8 @@ def _inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
 
 def default_rankings(libraries: dict[str, Path], corpus: list[Path]) -> dict[str, list[list]]:
     """Each library's whole ranking as the CLI's default scoring makes it: [rank, id, score, reasons]."""
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, build_recommender, load_model, scoring
+    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
+    from zotero_bridge.cli.corpus_input import build_recommender
     from zotero_bridge.sources.files import read_library_file
 
     model = load_model(None, "dense")

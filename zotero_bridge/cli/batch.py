@@ -183,7 +183,7 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
 def _recommender(corpus_paths: Sequence[str], request: BatchRequest):
     """The one Recommender every user is scored with, built as `reading-list` builds it (no kept
     per-library state: each user is scored once)."""
-    from zotero_bridge.cli.common import build_recommender
+    from zotero_bridge.cli.corpus_input import build_recommender
 
     return build_recommender(corpus_paths, features=request.features, aggregation=request.aggregation,
                              model=request.model, incremental=False)

@@ -7,7 +7,6 @@ import click
 from zotero_bridge.cli.common import (
     DEFAULT_AGGREGATION,
     friendly_errors,
-    load_corpus_papers,
     load_model,
     log,
     read_sources,
@@ -17,6 +16,7 @@ from zotero_bridge.cli.common import (
     source_settings,
     write_output,
 )
+from zotero_bridge.cli.corpus_input import load_corpus_papers
 
 
 @click.command("train")

@@ -9,7 +9,6 @@ import click
 from zotero_bridge.cli.common import (
     AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
-    build_recommender,
     friendly_errors,
     profile_for,
     load_model,
@@ -20,6 +19,7 @@ from zotero_bridge.cli.common import (
     source_settings,
     write_output,
 )
+from zotero_bridge.cli.corpus_input import build_recommender
 from zotero_bridge.cli.steering import steering_options, warn_undated
 
 

@@ -8,13 +8,13 @@ from zotero_bridge.cli.common import (
     AGGREGATION_HELP,
     DEFAULT_AGGREGATION,
     DEFAULT_COLLECTION_NAME,
-    build_recommender,
     friendly_errors,
     load_model,
     log,
     scoring,
     source_settings,
 )
+from zotero_bridge.cli.corpus_input import build_recommender
 from zotero_bridge.cli.steering import steering_options
 
 

@@ -1,0 +1,138 @@
+"""Which corpus a command ranks and the Recommender built on it: the files given (folders expanded) or the
+default (the bundled ICML 2025 list, enriched by a fetch), read through the prepared-corpus cache."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from zotero_bridge.cli.common import note
+
+log = logging.getLogger("zotrec")
+
+
+def default_corpus_paths() -> list[Path]:
+    """Every file of the default corpus: the bundled ICML 2025 list and seeds, and the stored icml2025 once
+    fetched, which enriches the list by id, never replaces it (recommender/corpus/default.py)."""
+    from recommender.corpus.default import default_corpus
+
+    return default_corpus().all_files
+
+
+CORPUS_SUFFIXES = {".txt", ".jsonl", ".ndjson", ".json", ".csv", ".bib"}
+
+
+def expand_corpus_folders(corpus_paths) -> list:
+    """A folder given as --corpus stands for the corpus files in it (e.g. examples/icml2025-seeds)."""
+    paths: list = []
+    for given in corpus_paths:
+        folder = Path(given).expanduser()
+        if folder.is_dir():
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in CORPUS_SUFFIXES)
+            if not files:
+                raise click.ClickException(f"{folder}: no corpus files in this folder "
+                                           f"(looked for {', '.join(sorted(CORPUS_SUFFIXES))})")
+            paths.extend(files)
+        else:
+            paths.append(given)
+    return paths
+
+
+def corpus_files(corpus_paths) -> tuple[list, list]:
+    """(files to rank, a fetched corpus enriching them): those given (folders expanded), else the default, said once."""
+    paths = expand_corpus_folders(corpus_paths)
+    if paths:
+        return paths, []
+    from recommender.corpus.default import default_corpus
+
+    default = default_corpus()
+    if not default.fetched:
+        note("corpus: the bundled ICML 2025 list (`zotrec corpus fetch icml2025` adds every abstract)",
+             "Corpus: the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts).")
+    return list(default.files), list(default.fetched)
+
+
+def load_corpus_papers(corpus_paths):
+    from recommender.corpus.readers import load_corpus
+
+    loaded = load_corpus(*corpus_files(corpus_paths))  # (files, a fetched corpus enriching them)
+    _say_skipped([[skipped.where, skipped.reason] for skipped in loaded.skipped])
+    _say_fetched(loaded.fetch_counts())
+    _say_title_only(loaded.papers)
+    return loaded.papers
+
+
+def _say_fetched(counts: dict) -> None:
+    from recommender.corpus.default import fetch_summary
+
+    if counts:  # the default corpus with a fetch on it
+        note(said := fetch_summary(counts), said[:1].upper() + said[1:] + ".")
+
+
+def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None,
+                      incremental: bool = True):
+    """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
+    (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again.
+    `aggregation` and `model` as `scoring` checked them; `incremental`: keep each library's rows and
+    top-K for its next run (one library per run; not for batch scoring)."""
+    import functools
+
+    from recommender.corpus.store import resolve_corpus_path, zotrec_version
+    from recommender.features import make_representation
+    from recommender.scoring.prepared import prepare, prepared_extra
+    from recommender.scoring.owned import CorpusKeys
+    from recommender.scoring.ranking import Recommender
+
+    given, fetched = corpus_files(corpus_paths)
+    files = [resolve_corpus_path(spec) for spec in given]
+    if not all(file.is_file() for file in files):  # the reader gives the one-line error
+        papers = load_corpus_papers(corpus_paths)
+        return Recommender(papers, aggregation=aggregation, representation=representation or features, model=model)
+    representation = representation or make_representation(features)
+
+    def load():
+        from recommender.corpus.readers import load_corpus
+
+        loaded = load_corpus(files, enrich_with=fetched)
+        return loaded.papers, {"skipped": [[skipped.where, skipped.reason] for skipped in loaded.skipped],
+                               "fetched": loaded.fetch_counts()}
+
+    def matrix(papers):
+        if features != "dense":  # tf-idf is fitted per run; only dense rows are stored
+            return None
+        return representation.transform([paper.text for paper in papers])
+
+    prepared, key = prepare([*files, *fetched], load, features, getattr(representation, "model_id", ""),
+                            zotrec_version(), matrix, lambda papers: CorpusKeys(papers).to_json())
+    _say_skipped(prepared.notes.get("skipped", []))
+    _say_fetched(prepared.notes.get("fetched", {}))
+    _say_title_only(prepared.papers)
+    kept = None
+    if incremental and prepared.matrix is not None:  # dense rows: keep the library's rows and top-K for the next run
+        from recommender.scoring.incremental import IncrementalScorer, state_dir
+
+        kept = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
+    return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
+                       model=model, corpus_rows=prepared.matrix,
+                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=kept,
+                       corpus_extra=functools.partial(prepared_extra, key))  # a partial: it crosses to workers
+
+
+def _say_skipped(skipped: list) -> None:
+    """One warning however many corpus entries were skipped; the rest with -v."""
+    if skipped:
+        (where, reason), *rest = skipped
+        log.warning("%d corpus entries skipped; first: %s: %s", len(skipped), where, reason)
+        for where, reason in rest:
+            log.debug("%s: %s", where, reason)
+
+
+def _say_title_only(papers) -> None:
+    title_only = sum(paper.abstract is None for paper in papers)
+    if title_only:
+        from recommender.words import plural
+
+        note(f"{title_only} of {plural(len(papers), 'paper')} ranked on titles only (no abstract)",
+             f"{title_only} of {plural(len(papers), 'corpus paper')} without an abstract: scored on the title alone.")

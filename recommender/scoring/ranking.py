@@ -28,6 +28,7 @@ from recommender.scoring.aggregation import (
     top_values,
 )
 from recommender.scoring.corpus_side import corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
 from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
@@ -50,6 +51,7 @@ class Recommender:
     incremental : the kept library state (incremental.IncrementalScorer): a re-run reuses the last run's work.
     corpus_extra : `memo(name, build)` for arrays derived from the corpus (prepared.prepared_extra).
     release_encoder : free a neural encoder before scoring (batch scoring keeps it for the next user).
+    interests : give each library interest its share of the list (facets.py); False keeps the score order.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class Recommender:
         incremental=None,
         corpus_extra=None,
         release_encoder: bool = True,
+        interests: bool = True,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -92,6 +95,7 @@ class Recommender:
         self.incremental = incremental if dense else None
         self.corpus_extra = corpus_extra
         self.release_encoder = release_encoder
+        self.interests = interests
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
 
     def recommend(
@@ -121,6 +125,8 @@ class Recommender:
             self.incremental.finish()  # the library state with every signal's values, for the next run
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
+        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, top_n or DEFAULT_TOP_N)
+                            if self.interests else (order, None))
         if top_n:
             order = order[:top_n]
         with scoring_threads():
@@ -131,6 +137,7 @@ class Recommender:
                 score=float(scores[index]),
                 reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
                 rank=place + 1,
+                interest=interest_name(interests, reason_rows[place], reason_sims[place]),
             )
             for place, index in enumerate(order)
         ]

@@ -6,7 +6,7 @@ Rule (proportional quotas, with an MMR-like spread inside each interest; docs/ev
 "Interests"). A paper serves the interest of its nearest library item. The `window` seats (the top N)
 are apportioned to the interests by largest remainder of their sizes. A paper may take a seat when it
 is already in the window by score, or when it is *strong*: within the POOL_FACTOR·window best scores
-and at least as close to its nearest item as the window's median paper is (STRONG_QUANTILE). Each
+and at least as close to its nearest item as the window's 35th-percentile paper is (STRONG_QUANTILE). Each
 interest's seats go first to its best paper per library item, the items taken farthest-first from the
 interest's best paper (so the seats span the interest rather than one corner of it), then to its other
 papers by score. Seats an interest cannot fill go to the best remaining papers by score. The chosen
@@ -24,7 +24,7 @@ from recommender.scoring.aggregation import reasons_for
 from recommender.scoring.interests import Interests, library_interests
 
 POOL_FACTOR = 10  # a paper further down than 10× the list's length is never promoted into it
-STRONG_QUANTILE = 0.5  # promoted papers are as close to their interest as the list's median paper is
+STRONG_QUANTILE = 0.35  # promoted papers are as close to their interest as the list's 35th-percentile paper
 
 
 def seats(shares: np.ndarray, window: int) -> np.ndarray:

@@ -21,7 +21,7 @@ MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of 
 MIN_FILED_SHARE = 0.5  # collections are the interests only when they hold at least half the items
 MIN_CLUSTER_ITEMS = 2  # a cluster of one item is an outlier, not an interest
 MIN_CLUSTER_SHARE = 0.02  # nor is a cluster of under 2 % of the library
-MIN_SILHOUETTE = 0.03  # below it no split is better than one interest (docs/evaluation.md, "Interests")
+MIN_SILHOUETTE = 0.15  # below it no split is better than one interest (docs/evaluation.md, "Interests")
 SAMPLE = 1500  # rows the number of clusters is chosen on
 SVD_DIMENSIONS = 64  # sparse (tf-idf) rows are clustered in this many latent dimensions
 SEED = 0
@@ -59,7 +59,8 @@ def library_interests(collections: Sequence[Sequence[str]], titles: Sequence[str
     labels = cluster_labels(rows, seed=seed)
     if labels.max(initial=0) == 0:
         return Interests(np.zeros(len(titles), dtype=np.int64), ("",), "one")
-    return Interests(labels, cluster_names(titles, labels), "clusters")
+    named = _sample(len(titles), seed)  # a large library is named from as many titles as it is clustered on
+    return Interests(labels, cluster_names([titles[i] for i in named], labels[named]), "clusters")
 
 
 def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray, tuple[str, ...]] | None:
@@ -118,7 +119,7 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     if n < 2 * MIN_CLUSTER_ITEMS:
         return single
     points = _dense(rows, seed)
-    sample = np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False)) if n > SAMPLE else np.arange(n)
+    sample = _sample(n, seed)
     chosen = points[sample]
     distances = np.clip(1.0 - chosen @ chosen.T, 0.0, None)
     np.fill_diagonal(distances, 0.0)
@@ -163,18 +164,17 @@ def silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
     totals[np.arange(len(labels)), labels] = np.inf
     nearest = (totals / sizes).min(axis=1)
     widths = np.maximum(inside, nearest)
-    values = np.where((own > 0) & (widths > 0), (nearest - inside) / np.where(widths > 0, widths, 1.0), 0.0)
+    values = np.divide(nearest - inside, widths, out=np.zeros_like(widths), where=(own > 0) & (widths > 0))
     return float(values.mean())
 
 
 def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_TERMS) -> tuple[str, ...]:
     """A short name per cluster: its most distinctive title terms (the share of its titles that use a term
     times the term's idf over the library; zotrec's tf-idf word rule, plurals folded, a word pair preferred
-    to its words when nearly as distinctive), else its first title."""
-    from recommender.features.lexical import ngrams, words
-
-    spelled = [ngrams(words(title)) for title in titles]
-    grams = [{_folded(gram) for gram in item} for item in spelled]
+    to its words when nearly as distinctive, generic words never alone), else its first title."""
+    spelled = [_terms(title) for title in titles]
+    folded = {gram: _folded(gram) for item in spelled for gram in item}
+    grams = [{folded[gram] for gram in item} for item in spelled]
     frequency = Counter(gram for item in grams for gram in item)
     n = len(titles)
     names = []
@@ -188,7 +188,7 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
         surface = Counter(gram for member in members for gram in spelled[member])
         shown = {}
         for gram, count in sorted(surface.items(), key=lambda pair: (-pair[1], pair[0])):
-            shown.setdefault(_folded(gram), gram)
+            shown.setdefault(folded[gram], gram)
         picked: list[str] = []
         for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
             if " " not in gram:  # "time series" rather than "series"
@@ -203,6 +203,17 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
                 break
         names.append(", ".join(shown[gram] for gram in picked) if picked else _short(titles[members[0]]))
     return _unique(names)
+
+
+def _terms(title: str) -> list[str]:
+    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule; no pair spans a stop word."""
+    from recommender.features.lexical import ENGLISH_STOP_WORDS, words
+
+    tokens = words(title, frozenset())
+    kept = [token for token in tokens if token not in ENGLISH_STOP_WORDS]
+    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a not in ENGLISH_STOP_WORDS
+             and b not in ENGLISH_STOP_WORDS]
+    return kept + pairs
 
 
 def _folded(gram: str) -> str:
@@ -241,6 +252,11 @@ def _by_size(labels: np.ndarray) -> np.ndarray:
     return renumber[labels]
 
 
+def _sample(n: int, seed: int) -> np.ndarray:
+    """At most SAMPLE of n positions, seeded, in order."""
+    return np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False)) if n > SAMPLE else np.arange(n)
+
+
 def _dense(rows, seed: int = SEED) -> np.ndarray:
     """Unit rows to cluster: dense rows as they are; sparse (tf-idf) rows in the SVD_DIMENSIONS leading latent
     dimensions (scipy's svds, seeded) of a sample's terms that two of its items share, so the basis stays small."""
@@ -250,7 +266,7 @@ def _dense(rows, seed: int = SEED) -> np.ndarray:
         return _unit(np.asarray(rows, dtype=np.float32))
     rows = sparse.csr_matrix(rows, dtype=np.float32)
     n = rows.shape[0]
-    sample = rows[np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False))] if n > SAMPLE else rows
+    sample = rows[_sample(n, seed)]
     shared = np.flatnonzero(np.bincount(sample.indices, minlength=rows.shape[1]) >= 2)
     rank = min(SVD_DIMENSIONS, sample.shape[0] - 1, len(shared) - 1)
     if rank < 1:

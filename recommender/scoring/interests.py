@@ -258,10 +258,12 @@ def _sample(n: int, seed: int) -> np.ndarray:
 
 
 def _dense(rows, seed: int = SEED) -> np.ndarray:
-    """Unit rows to cluster: dense rows as they are; sparse (tf-idf) rows in the SVD_DIMENSIONS leading latent
-    dimensions (scipy's svds, seeded) of a sample's terms that two of its items share, so the basis stays small."""
+    """Unit rows to cluster: dense rows as they are (hybrid rows: their dense part); sparse (tf-idf) rows in the
+    SVD_DIMENSIONS leading latent dimensions (scipy's svds, seeded) of a sample's terms that two of its items
+    share, so the basis stays small."""
     from scipy import sparse
 
+    rows = getattr(rows, "dense_rows", rows)  # hybrid rows (features/hybrid.py): their MiniLM part
     if not sparse.issparse(rows):
         return _unit(np.asarray(rows, dtype=np.float32))
     rows = sparse.csr_matrix(rows, dtype=np.float32)

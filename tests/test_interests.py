@@ -89,6 +89,13 @@ def test_collections_are_the_interests_when_they_fit():
     assert labels.tolist() == [0, 0, 0, 0, 1, 1, 1, 0, -1, -1]  # in both: the larger; none: -1
 
 
+def test_a_collection_whose_items_all_sit_in_larger_ones_is_dropped():
+    collections_of = [("Big",)] * 4 + [("Big", "Inside")] * 3 + [("Other",)] * 3
+    labels, names = collection_labels(collections_of)
+    assert names == ("Big", "Other")
+    assert labels.tolist() == [0] * 7 + [1] * 3
+
+
 def test_too_few_or_too_small_collections_are_not_interests():
     assert collection_labels([("A",)] * 6) is None  # only one
     assert collection_labels([("A",)] * 3 + [("B",)] * 2 + [("C",)]) is None  # B and C are too small

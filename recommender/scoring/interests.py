@@ -67,8 +67,9 @@ def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray,
     """Each item's collection (-1: none of the chosen ones) and the chosen collections' paths, or None when the
     library is not organised in at least two collections of MIN_COLLECTION_ITEMS that hold MIN_FILED_SHARE of it.
 
-    An item in several collections goes to the largest; with more than MAX_INTERESTS collections the paths
-    are cut to their top level first, then only the largest are kept.
+    An item in several collections goes to the largest (a collection left with too few items is dropped);
+    with more than MAX_INTERESTS collections the paths are cut to their top level first, then only the
+    largest are kept.
     """
     for depth in (None, 1):
         paths = [sorted({_cut(path, depth) for path in item if path.strip()}) for item in collections]
@@ -78,14 +79,15 @@ def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray,
         if len(chosen) <= MAX_INTERESTS:
             break
     chosen = chosen[:MAX_INTERESTS]
-    if len(chosen) < 2:
-        return None
-    place = {path: rank for rank, path in enumerate(chosen)}  # rank 0 is the largest
-    labels = np.array([min((place[path] for path in item if path in place), default=-1) for item in paths],
-                      dtype=np.int64)
-    if np.mean(labels >= 0) < MIN_FILED_SHARE:
-        return None
-    return labels, tuple(chosen)
+    while len(chosen) >= 2:
+        place = {path: rank for rank, path in enumerate(chosen)}  # rank 0 is the largest
+        labels = np.array([min((place[path] for path in item if path in place), default=-1) for item in paths],
+                          dtype=np.int64)
+        sizes = np.bincount(labels[labels >= 0], minlength=len(chosen))
+        if sizes.min() >= MIN_COLLECTION_ITEMS:
+            return (labels, tuple(chosen)) if np.mean(labels >= 0) >= MIN_FILED_SHARE else None
+        chosen = [path for path, size in zip(chosen, sizes) if size >= MIN_COLLECTION_ITEMS]  # its items went to larger ones
+    return None
 
 
 def _cut(path: str, depth: int | None) -> str:

@@ -42,7 +42,7 @@ def say(line: str) -> None:
 
 def reranked(scores: np.ndarray, item_rows: np.ndarray, labels: np.ndarray, candidate_rows: np.ndarray,
              window: int, spread: bool = True) -> np.ndarray:
-    """One user's scores replaced by rank scores of the order facets.py gives them (unchanged with one interest)."""
+    """One user's scores replaced by rank scores of the order facets.py gives them (unchanged: one interest)."""
     if labels.max() < 1:
         return scores
     order = np.lexsort((np.arange(len(scores)), -scores))
@@ -96,7 +96,8 @@ def main(spec: str, n_users: int) -> None:
         lists = {"score order": scores}
         for window in (20, 10):
             lists[f"interests, top {window}"] = np.vstack([
-                reranked(scores[place], user_rows(row), labels[row], fold.test_vectors[hard.columns[place]], window)
+                reranked(scores[place], user_rows(row), labels[row], fold.test_vectors[hard.columns[place]],
+                         window)
                 for place, row in enumerate(hard.rows)])
         for name, values in lists.items():
             metrics = fine.fine_means(fine.fine_metrics(values, hard.relevant, seed=0))

@@ -24,7 +24,8 @@ from recommender.scoring.interests import (
 from tests.conftest import REPO
 
 
-def blobs(sizes: list[int], dimensions: int = 24, spread: float = 0.25, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def blobs(sizes: list[int], dimensions: int = 24, spread: float = 0.25,
+          seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Unit rows around `len(sizes)` orthogonal directions, shuffled; and each row's true group."""
     rng = np.random.default_rng(seed)
     truth = np.repeat(np.arange(len(sizes)), sizes)
@@ -51,6 +52,11 @@ def test_a_large_library_is_clustered_from_a_sample_and_every_row_gets_its_group
     labels = cluster_labels(rows)
     assert same_partition(labels, truth)
     assert np.array_equal(labels, cluster_labels(rows))  # deterministic
+    topics = ["alpha beta", "gamma delta", "epsilon zeta"]
+    titles = [f"{topics[group]} part {row}" for row, group in enumerate(truth)]
+    interests = library_interests([()] * len(truth), titles, rows)  # named from a sample of the titles
+    assert interests.source == "clusters" and np.array_equal(interests.labels, labels)
+    assert interests.names == tuple(topics)  # largest first, as the groups were made
 
 
 def test_sparse_rows_are_clustered_in_latent_dimensions():
@@ -201,7 +207,13 @@ def example_topics() -> tuple[list[LibraryItem], dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def default_recommender():
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, build_recommender, default_corpus_paths, load_model, scoring
+    from zotero_bridge.cli.common import (
+        DEFAULT_AGGREGATION,
+        build_recommender,
+        default_corpus_paths,
+        load_model,
+        scoring,
+    )
 
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
     return build_recommender([str(path) for path in default_corpus_paths()], features="dense",

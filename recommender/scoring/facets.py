@@ -97,7 +97,8 @@ def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.
     nearest, similarity = reasons_for(rows, corpus_rows, order[: POOL_FACTOR * window])
     nearest, similarity = nearest[:, 0], similarity[:, 0]
     shares = interests.sizes / len(interests.labels)
-    return proportional_order(order, interests.labels[nearest], nearest, similarity, shares, window, rows), interests
+    order = proportional_order(order, interests.labels[nearest], nearest, similarity, shares, window, rows)
+    return order, interests
 
 
 def interest_name(interests: Interests | None, reason_rows: np.ndarray, reason_sims: np.ndarray) -> str:

@@ -59,7 +59,8 @@ def library_interests(collections: Sequence[Sequence[str]], titles: Sequence[str
     labels = cluster_labels(rows, seed=seed)
     if labels.max(initial=0) == 0:
         return Interests(np.zeros(len(titles), dtype=np.int64), ("",), "one")
-    named = _sample(len(titles), seed)  # a large library is named from as many titles as it is clustered on
+    # a large library is named from the titles it is clustered on, and each cluster's first
+    named = np.union1d(_sample(len(titles), seed), np.unique(labels, return_index=True)[1])
     return Interests(labels, cluster_names([titles[i] for i in named], labels[named]), "clusters")
 
 
@@ -86,7 +87,8 @@ def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray,
         sizes = np.bincount(labels[labels >= 0], minlength=len(chosen))
         if sizes.min() >= MIN_COLLECTION_ITEMS:
             return (labels, tuple(chosen)) if np.mean(labels >= 0) >= MIN_FILED_SHARE else None
-        chosen = [path for path, size in zip(chosen, sizes) if size >= MIN_COLLECTION_ITEMS]  # its items went to larger ones
+        # a collection whose items went to larger ones is dropped
+        chosen = [path for path, size in zip(chosen, sizes) if size >= MIN_COLLECTION_ITEMS]
     return None
 
 
@@ -142,7 +144,7 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
 
 
 def _outliers_joined(points: np.ndarray, labels: np.ndarray, smallest: int) -> np.ndarray:
-    """Clusters with fewer than `smallest` rows joined to the nearest larger cluster's centroid, renumbered 0 …."""
+    """Clusters with fewer than `smallest` rows joined to the nearest larger cluster's centroid; renumbered."""
     sizes = np.bincount(labels)
     large = np.flatnonzero(sizes >= smallest)
     if not len(large):
@@ -256,7 +258,9 @@ def _by_size(labels: np.ndarray) -> np.ndarray:
 
 def _sample(n: int, seed: int) -> np.ndarray:
     """At most SAMPLE of n positions, seeded, in order."""
-    return np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False)) if n > SAMPLE else np.arange(n)
+    if n <= SAMPLE:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False))
 
 
 def _dense(rows, seed: int = SEED) -> np.ndarray:

@@ -5,9 +5,12 @@
     # data spec, ALS factors, the topK inside the fusion, SVM users (0 skips the SVM), fold (default 0),
     # the collaborative adapter's β (default 0.5, as shipped: the shipped form's linear model in the adapter's
     # space, plus the rows "zotrec fused, plain linear model" and the full adapter; 0: the plain form only),
-    # "sample-only": every rule of the test fold on the SVM's users alone (weights chosen as always)
+    # "sample-only": every rule of the test fold on the SVM's users alone (weights chosen as always);
+    # "full-adapter" anywhere after the fold: also the full adapter's rows (experiments/full_adapter.py)
 
-The last line is the whole FoldResult as JSON (every metric, on all users and on the SVM sample).
+Besides the coarse metrics, every rule's fine-benchmark row (recommender/evaluation/fine.py: nDCG@10 and Kendall
+tau among each user's 100 hard candidates). The last line is the whole FoldResult as JSON (every metric, on all
+users and on the SVM sample, and the fine rows).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from recommender.scoring.adapter import ADAPTER_BETA  # noqa: E402
 
 
 def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 0, beta: float = ADAPTER_BETA,
-         sample_only: bool = False) -> None:
+         sample_only: bool = False, full_adapter: bool = False) -> None:
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())
     settings = settings_for(data)
@@ -37,11 +40,14 @@ def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 
     started = time.process_time()
     result = run_fold(data, fold, item_cold_folds(data.n_items)[fold], settings, aggregation, svm_users,
                       items=DenseItems(vectors, MODEL_ID), adapter_beta=beta, sample_only=sample_only,
-                      full_adapter=beta > 0)  # the full adapter's rows: experiments/full_adapter.py
+                      full_adapter=full_adapter and beta > 0)
     print(json.dumps({"fold": fold, "weights": result.blend_weights, "seconds": result.seconds,
                       "cpu": time.process_time() - started}))
     for name, values in result.metrics.items():
         print(f"{name:40s} {values['recall@50']:.4f} {values['recall@20']:.4f} {values['ndcg@50']:.4f}")
+    print(f"fine benchmark: {result.fine_users} of {result.users} users with a save among their hard candidates")
+    for name, values in result.fine.items():
+        print("fine", f"{name:45s} {values['ndcg@10']:.4f} {values['tau']:.4f}")
     for name, values in result.svm_sample.items():
         print("svm-sample", f"{name:40s} {values['recall@50']:.4f}")
     print(json.dumps(result.__dict__))
@@ -49,6 +55,7 @@ def main(spec: str, factors: int, aggregation: str, svm_users: int, fold: int = 
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    extra = sys.argv[5:]
+    extra = [a for a in sys.argv[5:] if a != "full-adapter"]
     main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *([int(extra[0])] if extra else []),
-         *(float(a) for a in extra[1:2]), *(a == "sample-only" for a in extra[2:3]))
+         *(float(a) for a in extra[1:2]), *(a == "sample-only" for a in extra[2:3]),
+         full_adapter="full-adapter" in sys.argv[5:])

@@ -2,8 +2,9 @@
 
 A library item's topic is its first BibTeX keyword (examples/library.bib: normalizing flows, time
 series, …). Each recommended paper is given the topic of the library item it is most similar to
-(its first "because you saved …" reason). Prints, per form, how many of the library's topics
-appear in the top N and how many papers each topic gets.
+(its first "because you saved …" reason). Prints, per form, without and with the re-ranking by the
+library's interests (recommender/scoring/facets.py; the keywords take no part in it), how many of the
+library's topics appear in the top N and how many papers each topic gets.
 
     python benchmarks/topic_coverage.py [library.bib] [corpus.jsonl] [N]
 """
@@ -58,14 +59,16 @@ def main(library: Path, corpus: Path, top_n: int) -> None:
     for name, (aggregation, chosen, weights) in forms.items():
         representation = (AdaptedRepresentation(make_representation("dense"), model) if weights is ADAPTER_WEIGHTS
                           else "dense")
-        recommender = Recommender(papers, representation=representation, aggregation=aggregation, model=chosen,
-                                  weights=weights)
-        counts = collections.Counter(
-            topics.get(rec.reasons[0].item_key, "?") if rec.reasons else "?"
-            for rec in recommender.recommend(items, top_n=top_n))
-        covered = sum(1 for topic in wanted if counts[topic])
-        print(f"{name:52s} {covered}/{len(wanted)} topics in the top {top_n}: "
-              + ", ".join(f"{topic} {counts[topic]}" for topic in wanted))
+        for interests in (False, True):
+            recommender = Recommender(papers, representation=representation, aggregation=aggregation, model=chosen,
+                                      weights=weights, interests=interests)
+            counts = collections.Counter(
+                topics.get(rec.reasons[0].item_key, "?") if rec.reasons else "?"
+                for rec in recommender.recommend(items, top_n=top_n))
+            covered = sum(1 for topic in wanted if counts[topic])
+            label = name + (", by interests" if interests else "")
+            print(f"{label:52s} {covered}/{len(wanted)} topics in the top {top_n}: "
+                  + ", ".join(f"{topic} {counts[topic]}" for topic in wanted))
 
 
 if __name__ == "__main__":

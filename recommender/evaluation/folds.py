@@ -94,6 +94,8 @@ class FoldResult:
     blend_weights: dict[str, float] = field(default_factory=dict)
     svm_sample: dict[str, dict[str, float]] = field(default_factory=dict)
     seconds: float = 0.0
+    fine: dict[str, dict[str, float]] = field(default_factory=dict)  # fine.py: nDCG@10, tau among hard candidates
+    fine_users: int = 0  # users with a save among their hard candidates (of `users`)
 
 
 def means(metrics: dict[str, np.ndarray], rows: np.ndarray | slice = slice(None)) -> dict[str, float]:

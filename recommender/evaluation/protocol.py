@@ -18,7 +18,7 @@ import numpy as np
 from recommender import progress
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.model import ALSSettings
-from recommender.evaluation import peers
+from recommender.evaluation import fine, peers
 from recommender.evaluation.folds import (
     CUTOFFS,
     NDCG_AT,
@@ -38,6 +38,7 @@ from recommender.evaluation.splits import DenseItems, Fold, adapted_fold, prepar
 from recommender.scoring.adapter import ADAPTER_BETA
 from recommender.scoring.aggregation import TOP5
 from recommender.scoring.fusion import fuse, stepwise_weights
+from recommender.scoring.learned import linear_user_scores
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,22 @@ def _tfidf_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int)
     record("hybrid, text user", peers.hybrid_scores(content[aggregation], folded, weights["text user"]))
 
 
-def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int, full_adapter: bool) -> None:
+def in_area_signals(fold: Fold, hard: fine.HardCandidates, parts: dict[str, np.ndarray], seed: int,
+                    space: Fold | None = None) -> dict[str, np.ndarray]:
+    """The fused score's signals as `zotrec score` makes them when the corpus is only a user's hard candidates:
+    per-paper signals cut to the candidates, the linear model refitted with its negatives drawn from them
+    (in `space`'s vectors: the adapter's for the shipped form)."""
+    space = fold if space is None else space
+    signals = {name: hard.on_candidates(values) for name, values in parts.items() if name != "learned"}
+    signals["learned"] = np.vstack([
+        linear_user_scores(space.train_vectors[space.positions[row]], candidates, candidates, seed=seed + int(row))
+        for row, columns in zip(hard.rows, hard.columns) for candidates in [space.test_vectors[columns]]])
+    return signals
+
+
+def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int, full_adapter: bool,
+                 hard: fine.HardCandidates | None = None, record_fine=None) -> None:
+    record("random", peers.random_scores(fold, seed=seed))
     for name in CONTENT_AGGREGATIONS:
         record(f"dense {name}", peers.content_scores(fold, name))
     parts = peers.fused_signals(fold, aggregation, seed=seed)
@@ -112,8 +128,10 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
     record("dense→ALS, text user", parts["collaborative"])
     shipped_weights = {name: weights[name] for name in ("content", *FUSED_SIGNALS) if name in weights}
     plain = weights.get("plain", shipped_weights)
-    record("zotrec fused, content only", fuse(parts, {**plain, "collaborative": 0.0}))
+    content_only = {**plain, "collaborative": 0.0}
+    record("zotrec fused, content only", fuse(parts, content_only))
     shipped = parts
+    adapted = None
     if "adapter_beta" in weights:
         record("zotrec fused, plain linear model", fuse(parts, plain))
         adapted = adapted_fold(fold, weights["adapter_beta"])
@@ -129,6 +147,12 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
     without_lexical = {**shipped_weights, "lexical": 0.0,
                        "content": shipped_weights.get("content", 0.0) + shipped_weights.get("lexical", 0.0)}
     record("zotrec fused without tf-idf", fuse(shipped, without_lexical))  # the run-time form when lexical is 0
+    if hard is not None and record_fine is not None and len(hard.rows):
+        # the issue's held-out view: `zotrec score` run with a corpus of the user's hard candidates only
+        in_area = in_area_signals(fold, hard, parts, seed, adapted)
+        record_fine("zotrec fused (shipped form), in-area corpus", fuse(in_area, shipped_weights))
+        plain_in_area = in_area if adapted is None else in_area_signals(fold, hard, parts, seed)
+        record_fine("zotrec fused, content only, in-area corpus", fuse(plain_in_area, content_only))
 
 
 def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, settings: ALSSettings,
@@ -155,18 +179,33 @@ def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, set
         fold = users_only(fold, sample)
         result.users, sample = len(sample), np.arange(len(sample))
 
+    hard = None
+    if items is not None:  # the fine benchmark (fine.py) on the same users, nearness on the dense vectors
+        hard = fine.hard_candidates(fine.profile_nearness(fold.train_vectors, fold.positions, fold.test_vectors),
+                                    fold.relevant)
+        result.fine_users = len(hard.rows)
+        log.info("fold %d fine benchmark: %d of %d users have a save among their %d nearest held-out items",
+                 fold_index, len(hard.rows), hard.considered, hard.columns.shape[1] if len(hard.rows) else 0)
+
+    def record_fine(name: str, on_candidates: np.ndarray) -> None:
+        result.fine[name] = fine.fine_means(fine.fine_metrics(on_candidates, hard.relevant, seed=fold_index))
+        log.info("fold %d %-34s fine nDCG@%d %.4f tau %.4f", fold_index, name, fine.FINE_AT,
+                 result.fine[name][f"ndcg@{fine.FINE_AT}"], result.fine[name]["tau"])
+
     def record(name: str, scores: np.ndarray) -> np.ndarray:
         per_user = ranking_metrics(scores, fold.relevant, seed=fold_index)
         result.metrics[name] = means(per_user)
         if len(sample):
             result.svm_sample[name] = means(per_user, sample)
         log.info("fold %d %-34s recall@50 %.4f", fold_index, name, result.metrics[name]["recall@50"])
+        if hard is not None and len(hard.rows):
+            record_fine(name, hard.on_candidates(scores))
         return scores
 
     if items is None:
         _tfidf_rules(fold, record, aggregation, weights, fold_index)
     else:
-        _dense_rules(fold, record, aggregation, weights, fold_index, full_adapter)
+        _dense_rules(fold, record, aggregation, weights, fold_index, full_adapter, hard, record_fine)
     if svm_users:
         svm = ranking_metrics(peers.svm_scores(fold, sample), fold.relevant[sample], seed=fold_index)
         result.svm_sample["linear SVM" if items is None else "linear SVM (dense)"] = means(svm)

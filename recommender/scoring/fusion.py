@@ -114,3 +114,34 @@ def stepwise_weights(
         log.info("fusion %s: %s → %.1f", name, ", ".join(f"{s:.1f}:{q:.4f}" for s, q in results.items()), best)
         weights = {key: value * (1.0 - best) for key, value in weights.items()} | {name: best}
     return weights
+
+
+def cascade(coarse: np.ndarray, signals: Mapping[str, np.ndarray], weights: Mapping[str, float], top: int,
+            eligible: np.ndarray | None = None) -> np.ndarray:
+    """The coarse score picks each row's `top` best papers (among the `eligible` ones); the fine fusion
+    fuse(signals, weights), standardised over those papers alone, orders them.
+
+    The picked papers keep the coarse scores' values, handed out in the fine order (so a score still
+    falls with the rank, and the set of the top `top` never changes); every other paper keeps its own.
+    Ties in the fine score go to the better coarse score.
+    """
+    coarse = np.asarray(coarse, dtype=np.float64)
+    flat = coarse.ndim == 1
+    coarse2 = coarse[None, :] if flat else coarse
+    allowed = np.ones(coarse2.shape, dtype=bool) if eligible is None else np.broadcast_to(
+        eligible[None, :] if flat else eligible, coarse2.shape)
+    top = min(top, int(allowed.sum(axis=1).min()))
+    out = coarse2.copy()
+    if top < 2:
+        return out[0] if flat else out
+    masked = np.where(allowed, coarse2, -np.inf)
+    picked = np.argpartition(-masked, top - 1, axis=1)[:, :top]
+    picked_coarse = np.take_along_axis(coarse2, picked, axis=1)
+    cut = {name: np.take_along_axis(np.asarray(values, dtype=np.float64)[None, :] if flat else np.asarray(values),
+                                    picked, axis=1) for name, values in signals.items()}
+    fine = fuse(cut, weights)
+    fine_order = np.lexsort((-picked_coarse, -fine), axis=1)
+    values = -np.sort(-picked_coarse, axis=1)  # the picked coarse values, best first
+    rows = np.arange(len(out))[:, None]
+    out[rows, np.take_along_axis(picked, fine_order, axis=1)] = values
+    return out[0] if flat else out

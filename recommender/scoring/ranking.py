@@ -32,6 +32,7 @@ from recommender.scoring.aggregation import (
 )
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
 from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
 from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
@@ -56,6 +57,7 @@ class Recommender:
     incremental : the kept library state (incremental.IncrementalScorer): a re-run reuses the last run's work.
     corpus_extra : `memo(name, build)` for arrays derived from the corpus (prepared.prepared_extra).
     release_encoder : free a neural encoder before scoring (batch scoring keeps it for the next user).
+    interests : give each library interest its share of the list (facets.py); False keeps the score order.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class Recommender:
         incremental=None,
         corpus_extra=None,
         release_encoder: bool = True,
+        interests: bool = True,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -98,6 +101,7 @@ class Recommender:
         self.incremental = incremental if dense else None
         self.corpus_extra = corpus_extra
         self.release_encoder = release_encoder
+        self.interests = interests
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
         self._authors = None  # the corpus authors' name keys, made on first use
 
@@ -141,6 +145,10 @@ class Recommender:
             self.incremental.finish()  # the library state with every signal's values, for the next run
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
+        # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
+        cover = self.interests and steer_rows is None
+        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, top_n or DEFAULT_TOP_N)
+                            if cover else (order, None))
         if top_n:
             order = order[:top_n]
         with scoring_threads():
@@ -151,6 +159,7 @@ class Recommender:
                 score=float(scores[index]),
                 reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
                 rank=place + 1,
+                interest=interest_name(interests, reason_rows[place], reason_sims[place]),
                 author_reasons=authors.reasons(index, self.corpus[index]),
                 steer_reasons=self._prefer_reasons(steering, prefer, index),
             )

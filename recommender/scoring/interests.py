@@ -1,0 +1,290 @@
+"""A library's interests, named for people: its collections when it has several of a fair size, else
+clusters of its item rows (average linkage on a seeded sample, the number of clusters chosen by silhouette).
+
+Functions of plain arrays and strings, deterministic for a given input; the re-ranking that gives each
+interest its share of the list is facets.py. A 10,000-item library costs one sample's similarity matrix
+(at most SAMPLE² floats) and one pass of its rows against the centroids.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_INTERESTS = 10  # more than a top 20 can show side by side
+MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of its own
+MIN_FILED_SHARE = 0.5  # collections are the interests only when they hold at least half the items
+MIN_CLUSTER_ITEMS = 2  # a cluster of one item is an outlier, not an interest
+MIN_CLUSTER_SHARE = 0.02  # nor is a cluster of under 2 % of the library
+MIN_SILHOUETTE = 0.15  # below it no split is better than one interest (docs/evaluation.md, "Interests")
+SAMPLE = 1500  # rows the number of clusters is chosen on
+SVD_DIMENSIONS = 64  # sparse (tf-idf) rows are clustered in this many latent dimensions
+SEED = 0
+LABEL_TERMS = 2
+PAIR_PREFERENCE = 0.9
+
+# Words in most titles of any field: never a name on their own (stop words are dropped already).
+GENERIC_WORDS = frozenset("""
+    analysis approach approaches based data deep learning method methods model models network networks
+    neural new paper problem problems results study toward towards using
+""".split())
+_PATH_SEPARATOR = re.compile(r"(?<!\\)/")
+
+
+@dataclass(frozen=True)
+class Interests:
+    """Each profile item's interest (an index into `names`) and the interests' names."""
+
+    labels: np.ndarray
+    names: tuple[str, ...]
+    source: str  # "collections", "clusters" or "one" (nothing to separate)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.bincount(self.labels, minlength=len(self.names))
+
+
+def library_interests(collections: Sequence[Sequence[str]], titles: Sequence[str], rows, *,
+                      seed: int = SEED) -> Interests:
+    """The profile's interests: its collections when they fit (collection_labels), else clusters of `rows`."""
+    filed = collection_labels(collections)
+    if filed is not None:
+        labels, names = filed
+        return Interests(join_unfiled(labels, rows), names, "collections")
+    labels = cluster_labels(rows, seed=seed)
+    if labels.max(initial=0) == 0:
+        return Interests(np.zeros(len(titles), dtype=np.int64), ("",), "one")
+    # a large library is named from the titles it is clustered on, and each cluster's first
+    named = np.union1d(_sample(len(titles), seed), np.unique(labels, return_index=True)[1])
+    return Interests(labels, cluster_names([titles[i] for i in named], labels[named]), "clusters")
+
+
+def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """Each item's collection (-1: none of the chosen ones) and the chosen collections' paths, or None when the
+    library is not organised in at least two collections of MIN_COLLECTION_ITEMS that hold MIN_FILED_SHARE of it.
+
+    An item in several collections goes to the largest (a collection left with too few items is dropped);
+    with more than MAX_INTERESTS collections the paths are cut to their top level first, then only the
+    largest are kept.
+    """
+    for depth in (None, 1):
+        paths = [sorted({_cut(path, depth) for path in item if path.strip()}) for item in collections]
+        counts = Counter(path for item in paths for path in item)
+        chosen = sorted((path for path, count in counts.items() if count >= MIN_COLLECTION_ITEMS),
+                        key=lambda path: (-counts[path], path))
+        if len(chosen) <= MAX_INTERESTS:
+            break
+    chosen = chosen[:MAX_INTERESTS]
+    while len(chosen) >= 2:
+        place = {path: rank for rank, path in enumerate(chosen)}  # rank 0 is the largest
+        labels = np.array([min((place[path] for path in item if path in place), default=-1) for item in paths],
+                          dtype=np.int64)
+        sizes = np.bincount(labels[labels >= 0], minlength=len(chosen))
+        if sizes.min() >= MIN_COLLECTION_ITEMS:
+            return (labels, tuple(chosen)) if np.mean(labels >= 0) >= MIN_FILED_SHARE else None
+        # a collection whose items went to larger ones is dropped
+        chosen = [path for path, size in zip(chosen, sizes) if size >= MIN_COLLECTION_ITEMS]
+    return None
+
+
+def _cut(path: str, depth: int | None) -> str:
+    return path if depth is None else "/".join(_PATH_SEPARATOR.split(path)[:depth])
+
+
+def join_unfiled(labels: np.ndarray, rows) -> np.ndarray:
+    """Items outside the chosen collections (-1) join the collection whose mean row is closest."""
+    unfiled = np.flatnonzero(labels < 0)
+    if not len(unfiled):
+        return labels
+    points = _dense(rows)
+    centroids = np.vstack([points[labels == label].mean(axis=0) for label in range(labels.max() + 1)])
+    labels = labels.copy()
+    labels[unfiled] = np.argmax(points[unfiled] @ _unit(centroids).T, axis=1)
+    return labels
+
+
+def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS) -> np.ndarray:
+    """Each row's cluster, 0 … k−1 by size (largest first), or all 0 when no split is better than none.
+
+    Average-linkage clustering (cosine) of a seeded sample of at most SAMPLE rows; the cut is the one with
+    the best silhouette, at least MIN_SILHOUETTE, after clusters under MIN_CLUSTER_SHARE of the sample (at
+    least MIN_CLUSTER_ITEMS) join the nearest larger one; every row then joins its nearest cluster centroid.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    n = rows.shape[0]
+    single = np.zeros(n, dtype=np.int64)
+    if n < 2 * MIN_CLUSTER_ITEMS:
+        return single
+    points = _dense(rows, seed)
+    sample = _sample(n, seed)
+    chosen = points[sample]
+    distances = np.clip(1.0 - chosen @ chosen.T, 0.0, None)
+    np.fill_diagonal(distances, 0.0)
+    tree = linkage(squareform(distances, checks=False), method="average")
+    smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))
+    best, best_score = None, MIN_SILHOUETTE
+    for k in range(2, max_clusters + 1):
+        labels = _outliers_joined(chosen, fcluster(tree, k, criterion="maxclust") - 1, smallest)
+        if labels.max() < 1:
+            continue
+        score = silhouette(distances, labels)
+        if score > best_score + 1e-9:
+            best, best_score = labels, score
+    if best is None:
+        return single
+    centroids = _unit(np.vstack([chosen[best == label].mean(axis=0) for label in range(best.max() + 1)]))
+    return _by_size(np.argmax(points @ centroids.T, axis=1))
+
+
+def _outliers_joined(points: np.ndarray, labels: np.ndarray, smallest: int) -> np.ndarray:
+    """Clusters with fewer than `smallest` rows joined to the nearest larger cluster's centroid; renumbered."""
+    sizes = np.bincount(labels)
+    large = np.flatnonzero(sizes >= smallest)
+    if not len(large):
+        return np.zeros_like(labels)
+    centroids = _unit(np.vstack([points[labels == label].mean(axis=0) for label in large]))
+    joined = np.searchsorted(large, labels)
+    small = sizes[labels] < smallest
+    joined[small] = np.argmax(points[small] @ centroids.T, axis=1)
+    return joined
+
+
+def silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
+    """Mean silhouette for a precomputed distance matrix (scikit-learn's silhouette_score(metric="precomputed"),
+    written here because importing scikit-learn costs more than a whole warm run)."""
+    k = labels.max() + 1
+    members = np.eye(k, dtype=distances.dtype)[labels]
+    sizes = members.sum(axis=0)
+    totals = distances @ members  # (points, clusters): summed distance to each cluster
+    own = sizes[labels] - 1
+    inside = np.where(own > 0, totals[np.arange(len(labels)), labels] / np.maximum(own, 1), 0.0)
+    totals[np.arange(len(labels)), labels] = np.inf
+    nearest = (totals / sizes).min(axis=1)
+    widths = np.maximum(inside, nearest)
+    values = np.divide(nearest - inside, widths, out=np.zeros_like(widths), where=(own > 0) & (widths > 0))
+    return float(values.mean())
+
+
+def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_TERMS) -> tuple[str, ...]:
+    """A short name per cluster: its most distinctive title terms (the share of its titles that use a term
+    times the term's idf over the library; zotrec's tf-idf word rule, plurals folded, a word pair preferred
+    to its words when nearly as distinctive, generic words never alone), else its first title."""
+    spelled = [_terms(title) for title in titles]
+    folded = {gram: _folded(gram) for item in spelled for gram in item}
+    grams = [{folded[gram] for gram in item} for item in spelled]
+    frequency = Counter(gram for item in grams for gram in item)
+    n = len(titles)
+    names = []
+    for label in range(labels.max() + 1):
+        members = np.flatnonzero(labels == label)
+        inside = Counter(gram for member in members for gram in grams[member])
+        least = 2 if len(members) > 1 else 1
+        weight = {gram: count / len(members) * math.log((1 + n) / (1 + frequency[gram]))
+                  for gram, count in inside.items()
+                  if count >= least and not set(gram.split(" ")) <= _GENERIC_FOLDED}
+        surface = Counter(gram for member in members for gram in spelled[member])
+        shown = {}
+        for gram, count in sorted(surface.items(), key=lambda pair: (-pair[1], pair[0])):
+            shown.setdefault(folded[gram], gram)
+        picked: list[str] = []
+        for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
+            if " " not in gram:  # "time series" rather than "series"
+                pairs = [pair for pair in weight if " " in pair and gram in pair.split(" ")]
+                best = max(pairs, key=lambda pair: (weight[pair], pair), default=None)
+                if best is not None and weight[best] >= PAIR_PREFERENCE * weight[gram]:
+                    gram = best
+            if gram in picked or any(_overlap(gram, other) for other in picked):
+                continue
+            picked.append(gram)
+            if len(picked) == terms:
+                break
+        names.append(", ".join(shown[gram] for gram in picked) if picked else _short(titles[members[0]]))
+    return _unique(names)
+
+
+def _terms(title: str) -> list[str]:
+    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule; no pair spans a stop word."""
+    from recommender.features.lexical import ENGLISH_STOP_WORDS, words
+
+    tokens = words(title, frozenset())
+    kept = [token for token in tokens if token not in ENGLISH_STOP_WORDS]
+    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a not in ENGLISH_STOP_WORDS
+             and b not in ENGLISH_STOP_WORDS]
+    return kept + pairs
+
+
+def _folded(gram: str) -> str:
+    """A term with its plurals folded ('flows' → 'flow'), the key terms are counted under."""
+    return " ".join(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+                    for word in gram.split(" "))
+
+
+_GENERIC_FOLDED = frozenset(_folded(word) for word in GENERIC_WORDS)
+
+
+def _overlap(gram: str, other: str) -> bool:
+    return bool(set(gram.split(" ")) & set(other.split(" ")))
+
+
+def _short(title: str, length: int = 40) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= length else title[: length - 1].rstrip() + "…"
+
+
+def _unique(names: list[str]) -> tuple[str, ...]:
+    seen: Counter = Counter()
+    out = []
+    for name in names:
+        seen[name] += 1
+        out.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return tuple(out)
+
+
+def _by_size(labels: np.ndarray) -> np.ndarray:
+    """Labels renumbered 0 … by cluster size, largest first (ties: the lower old label), empty ones dropped."""
+    sizes = np.bincount(labels)
+    order = sorted(np.flatnonzero(sizes), key=lambda label: (-sizes[label], label))
+    renumber = np.zeros(len(sizes), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    return renumber[labels]
+
+
+def _sample(n: int, seed: int) -> np.ndarray:
+    """At most SAMPLE of n positions, seeded, in order."""
+    if n <= SAMPLE:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=SAMPLE, replace=False))
+
+
+def _dense(rows, seed: int = SEED) -> np.ndarray:
+    """Unit rows to cluster: dense rows as they are (hybrid rows: their dense part); sparse (tf-idf) rows in the
+    SVD_DIMENSIONS leading latent dimensions (scipy's svds, seeded) of a sample's terms that two of its items
+    share, so the basis stays small."""
+    from scipy import sparse
+
+    rows = getattr(rows, "dense_rows", rows)  # hybrid rows (features/hybrid.py): their MiniLM part
+    if not sparse.issparse(rows):
+        return _unit(np.asarray(rows, dtype=np.float32))
+    rows = sparse.csr_matrix(rows, dtype=np.float32)
+    n = rows.shape[0]
+    sample = rows[_sample(n, seed)]
+    shared = np.flatnonzero(np.bincount(sample.indices, minlength=rows.shape[1]) >= 2)
+    rank = min(SVD_DIMENSIONS, sample.shape[0] - 1, len(shared) - 1)
+    if rank < 1:
+        return _unit(rows[:, shared].toarray())
+    from scipy.sparse.linalg import svds
+
+    _, _, basis = svds(sample[:, shared], k=rank, rng=np.random.default_rng(seed))
+    return _unit(np.asarray(rows[:, shared] @ basis.T, dtype=np.float32))
+
+
+def _unit(points: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(points, axis=1, keepdims=True)
+    return points / np.maximum(norms, 1e-12)

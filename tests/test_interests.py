@@ -1,0 +1,240 @@
+"""Interests (recommender/scoring/interests.py) and the re-ranking by them (recommender/scoring/facets.py):
+clusters found on separated data, collections when the library has them, names, quotas and coverage on
+constructed scores, determinism, and the default scoring on the example library."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from recommender.items import LibraryItem
+from recommender.scoring import facets
+from recommender.scoring.interests import (
+    MIN_SILHOUETTE,
+    Interests,
+    cluster_labels,
+    cluster_names,
+    collection_labels,
+    library_interests,
+    silhouette,
+)
+from tests.conftest import REPO
+
+
+def blobs(sizes: list[int], dimensions: int = 24, spread: float = 0.25,
+          seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rows around `len(sizes)` orthogonal directions, shuffled; and each row's true group."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(len(sizes)), sizes)
+    rng.shuffle(truth)
+    rows = np.eye(dimensions)[truth] + spread * rng.standard_normal((len(truth), dimensions))
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True), truth
+
+
+def same_partition(found: np.ndarray, truth: np.ndarray) -> bool:
+    """Equal up to renaming the groups: each found group is exactly one true group."""
+    pairs = set(zip(found.tolist(), truth.tolist()))
+    return len(pairs) == len(set(found.tolist())) == len(set(truth.tolist()))
+
+
+def test_clusters_of_separated_groups_are_found_largest_first():
+    rows, truth = blobs([12, 9, 6])
+    labels = cluster_labels(rows)
+    assert same_partition(labels, truth)
+    assert np.bincount(labels).tolist() == [12, 9, 6]  # renumbered by size
+
+
+def test_a_large_library_is_clustered_from_a_sample_and_every_row_gets_its_group():
+    rows, truth = blobs([2400, 1500, 700], dimensions=32, spread=0.1)
+    labels = cluster_labels(rows)
+    assert same_partition(labels, truth)
+    assert np.array_equal(labels, cluster_labels(rows))  # deterministic
+    topics = ["alpha beta", "gamma delta", "epsilon zeta"]
+    titles = [f"{topics[group]} part {row}" for row, group in enumerate(truth)]
+    interests = library_interests([()] * len(truth), titles, rows)  # named from a sample of the titles
+    assert interests.source == "clusters" and np.array_equal(interests.labels, labels)
+    assert interests.names == tuple(topics)  # largest first, as the groups were made
+
+
+def test_sparse_rows_are_clustered_in_latent_dimensions():
+    rng = np.random.default_rng(3)
+    truth = np.repeat([0, 1], [10, 8])
+    vocabulary = [np.arange(0, 40), np.arange(1000, 1040)]  # two disjoint vocabularies
+    data, columns, indptr = [], [], [0]
+    for group in truth:
+        words = np.sort(rng.choice(vocabulary[group], size=8, replace=False))
+        columns.extend(words)
+        data.extend(np.full(8, 1 / np.sqrt(8)))
+        indptr.append(len(columns))
+    rows = sparse.csr_matrix((data, columns, indptr), shape=(len(truth), 1 << 20))
+    assert same_partition(cluster_labels(rows), truth)
+
+
+def test_one_cloud_or_a_tiny_library_is_one_interest():
+    rows, _ = blobs([40], dimensions=384, spread=0.05)  # one direction, noise as long as it (as MiniLM's width)
+    assert not cluster_labels(rows).any()
+    assert not cluster_labels(blobs([2, 1])[0]).any()
+
+
+def test_silhouette_matches_its_definition_on_a_small_case():
+    distances = np.array([[0, 1, 4, 5], [1, 0, 3, 4], [4, 3, 0, 2], [5, 4, 2, 0]], dtype=float)
+    labels = np.array([0, 0, 1, 1])
+    # a: own cluster's mean distance, b: the other's; s = (b − a) / max(a, b)
+    expected = np.mean([(4.5 - 1) / 4.5, (3.5 - 1) / 3.5, (3.5 - 2) / 3.5, (4.5 - 2) / 4.5])
+    assert np.isclose(silhouette(distances, labels), expected)
+    assert MIN_SILHOUETTE < expected
+
+
+def test_collections_are_the_interests_when_they_fit():
+    collections_of = [("Flows",)] * 4 + [("Time series",)] * 3 + [("Flows", "Time series")] + [()] * 2
+    labels, names = collection_labels(collections_of)
+    assert names == ("Flows", "Time series")  # the largest first
+    assert labels.tolist() == [0, 0, 0, 0, 1, 1, 1, 0, -1, -1]  # in both: the larger; none: -1
+
+
+def test_a_collection_whose_items_all_sit_in_larger_ones_is_dropped():
+    collections_of = [("Big",)] * 4 + [("Big", "Inside")] * 3 + [("Other",)] * 3
+    labels, names = collection_labels(collections_of)
+    assert names == ("Big", "Other")
+    assert labels.tolist() == [0] * 7 + [1] * 3
+
+
+def test_too_few_or_too_small_collections_are_not_interests():
+    assert collection_labels([("A",)] * 6) is None  # only one
+    assert collection_labels([("A",)] * 3 + [("B",)] * 2 + [("C",)]) is None  # B and C are too small
+    assert collection_labels([("A",)] * 3 + [("B",)] * 3 + [()] * 7) is None  # most items are unfiled
+
+
+def test_unfiled_items_join_the_nearest_collection():
+    rows, truth = blobs([5, 5], spread=0.1)
+    collections_of = [("Thesis/Chapter 1",) if group == 0 else ("Thesis/Chapter 2",) for group in truth]
+    unfiled = [int(np.flatnonzero(truth == 0)[0]), int(np.flatnonzero(truth == 1)[0])]
+    for row in unfiled:
+        collections_of[row] = ()
+    interests = library_interests(collections_of, ["t"] * len(truth), rows)
+    assert interests.source == "collections"
+    assert interests.names == ("Thesis/Chapter 1", "Thesis/Chapter 2")
+    assert interests.labels.tolist() == truth.tolist()
+
+
+def test_many_collections_are_cut_to_their_top_level():
+    collections_of = [(f"Area {area}/Topic {topic}",) for area in range(3) for topic in range(5) for _ in range(3)]
+    labels, names = collection_labels(collections_of)
+    assert names == ("Area 0", "Area 1", "Area 2")
+    assert np.bincount(labels).tolist() == [15, 15, 15]
+
+
+def test_cluster_names_are_distinctive_title_terms():
+    titles = ["Forecasting at scale", "Probabilistic forecasting of time series", "Time series transformers",
+              "Long-term time series forecasting", "Normalizing flows for density estimation",
+              "Neural spline flows", "Glow: generative flow with invertible convolutions",
+              "Masked autoregressive flow for density estimation"]
+    names = cluster_names(titles, np.array([0, 0, 0, 0, 1, 1, 1, 1]))
+    assert names == ("time series, forecasting", "flow, density estimation")  # no "flow density": "for" between
+
+
+def test_a_cluster_without_shared_terms_is_named_by_its_first_title_and_names_are_unique():
+    names = cluster_names(["Alpha beta", "Gamma delta", "Alpha beta", "Gamma delta"], np.array([0, 1, 2, 3]))
+    assert names == ("alpha beta", "gamma delta", "alpha beta (2)", "gamma delta (2)")
+    assert cluster_names(["Deep learning for x", "Deep learning for y"], np.array([0, 1])) == (
+        "Deep learning for x", "Deep learning for y")
+
+
+def test_seats_are_proportional_by_largest_remainder():
+    assert facets.seats(np.array([10, 9, 9, 8]) / 36, 20).tolist() == [6, 5, 5, 4]
+    assert facets.seats(np.array([0.9, 0.05, 0.05]), 20).tolist() == [18, 1, 1]
+    assert facets.seats(np.array([1, 1, 1]) / 3, 20).tolist() == [7, 7, 6]  # ties: the earlier
+
+
+def test_an_under_covered_interest_gets_its_share_from_strong_papers_in_score_order():
+    order = np.arange(100, 112)  # paper ids, best first
+    interest = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0])
+    nearest = np.array([0, 1, 2, 3, 0, 1, 7, 8, 9, 2, 3, 0])
+    strength = np.array([.8, .7, .6, .6, .5, .5, .9, .7, .3, .5, .5, .5])
+    new = facets.proportional_order(order, interest, nearest, strength, np.array([0.5, 0.5]), 4)
+    # interest 1 gets 2 of 4 seats: its strong papers 106 and 107 (≥ the window's median .65), not 108
+    assert new[:4].tolist() == [100, 101, 106, 107]
+    assert sorted(new.tolist()) == order.tolist()
+    assert new[4:].tolist() == [102, 103, 104, 105, 108, 109, 110, 111]  # the rest in score order
+
+
+def test_weak_papers_of_another_interest_leave_the_order_alone():
+    order = np.arange(10)
+    interest = np.array([0] * 6 + [1] * 4)
+    strength = np.array([.8, .8, .7, .7, .7, .7, .3, .3, .3, .3])
+    new = facets.proportional_order(order, interest, np.arange(10), strength, np.array([0.5, 0.5]), 4)
+    assert new.tolist() == order.tolist()
+
+
+def test_seats_spread_over_an_interests_items():
+    items = np.eye(4)[[0, 0, 1, 2]] + np.eye(4)[[3, 3, 3, 3]] * 0.1  # items 0 and 1 are the same topic
+    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    order = np.arange(6)
+    nearest = np.array([0, 1, 0, 2, 3, 1])
+    interest = np.zeros(6, dtype=int)
+    strength = np.full(6, 0.8)
+    shares = np.array([0.9, 0.1])  # 3 seats and 0: the other interest has no papers anyway
+    new = facets.proportional_order(order, interest, nearest, strength, shares, 3, items)
+    # the best paper per item, items far apart first: item 0 (paper 0), then items 2 and 3, not item 1
+    assert new[:3].tolist() == [0, 3, 4]
+    plain = facets.proportional_order(order, interest, nearest, strength, shares, 3)
+    assert plain[:3].tolist() == [0, 1, 3]  # without item rows: the per-item best papers by score
+
+
+def test_interest_name_is_the_nearest_items():
+    interests = Interests(np.array([0, 1, 1]), ("flows", "time series"), "clusters")
+    assert facets.interest_name(interests, np.array([2, 0]), np.array([0.7, 0.5])) == "time series"
+    assert facets.interest_name(interests, np.array([], dtype=int), np.array([])) == ""
+    one = Interests(np.zeros(3, dtype=int), ("",), "one")
+    assert facets.interest_name(one, np.array([2]), np.array([0.7])) == ""
+
+
+def example_topics() -> tuple[list[LibraryItem], dict[str, str]]:
+    """The example library and each item's first BibTeX keyword (the benchmark's topic; never an input)."""
+    import bibtexparser
+
+    from zotero_bridge.sources.files import read_library_file
+
+    path = REPO / "examples" / "library.bib"
+    items, _ = read_library_file(path)
+    with open(path, encoding="utf-8") as handle:
+        entries = bibtexparser.load(handle).entries
+    return items, {entry["ID"]: entry["keywords"].split(",")[0].strip() for entry in entries}
+
+
+@pytest.fixture(scope="module")
+def default_recommender():
+    from zotero_bridge.cli.common import (
+        DEFAULT_AGGREGATION,
+        build_recommender,
+        default_corpus_paths,
+        load_model,
+        scoring,
+    )
+
+    aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
+    return build_recommender([str(path) for path in default_corpus_paths()], features="dense",
+                             aggregation=aggregation, model=model)
+
+
+def test_the_default_list_names_interests_and_covers_more_topics(default_recommender):
+    items, topics = example_topics()
+
+    def covered(recommendations) -> int:
+        return len({topics[rec.reasons[0].item_key] for rec in recommendations})
+
+    default_recommender.interests = False
+    plain = default_recommender.recommend(items, top_n=20)
+    default_recommender.interests = True
+    shown = default_recommender.recommend(items, top_n=20)
+    assert all(rec.interest for rec in shown) and not any(rec.interest for rec in plain)
+    assert covered(shown) > covered(plain)
+    assert covered(shown) >= 6
+    assert [rec.rank for rec in shown] == list(range(1, 21))
+    counts = collections.Counter(rec.interest for rec in shown)
+    assert len(counts) == 4 and max(counts.values()) - min(counts.values()) <= 2  # 10, 9, 9, 8 items
+    whole = default_recommender.recommend(items, top_n=0)
+    assert [rec.paper.id for rec in whole[:20]] == [rec.paper.id for rec in shown]  # -n 0 starts as -n 20

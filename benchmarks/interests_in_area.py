@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
 from recommender.corpus.readers import load_corpus  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
-from zotero_bridge.cli.common import default_corpus_paths  # noqa: E402
+from zotero_bridge.cli.corpus_input import default_corpus_paths  # noqa: E402
 from zotero_bridge.sources.files import read_library_file  # noqa: E402
 
 PHRASES = ("time series", "flow", "language model", "reward")

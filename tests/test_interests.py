@@ -207,13 +207,8 @@ def example_topics() -> tuple[list[LibraryItem], dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def default_recommender():
-    from zotero_bridge.cli.common import (
-        DEFAULT_AGGREGATION,
-        build_recommender,
-        default_corpus_paths,
-        load_model,
-        scoring,
-    )
+    from zotero_bridge.cli.corpus_input import build_recommender, default_corpus_paths
+    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
 
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
     return build_recommender([str(path) for path in default_corpus_paths()], features="dense",
@@ -238,3 +233,21 @@ def test_the_default_list_names_interests_and_covers_more_topics(default_recomme
     assert len(counts) == 4 and max(counts.values()) - min(counts.values()) <= 2  # 10, 9, 9, 8 items
     whole = default_recommender.recommend(items, top_n=0)
     assert [rec.paper.id for rec in whole[:20]] == [rec.paper.id for rec in shown]  # -n 0 starts as -n 20
+
+
+def test_the_reading_list_header_names_the_interests_its_papers_serve(tmp_path):
+    """The CLI fills the header's interests from the list itself, most papers first, and each entry names one."""
+    from click.testing import CliRunner
+
+    from zotero_bridge.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["-q", "reading-list", "--library", str(REPO / "examples" / "library.bib"), "-n", "20",
+                                      "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "Interests" in line)
+    served = [line.split("or your interest: ", 1)[1].strip() for line in result.stdout.splitlines()
+              if "or your interest: " in line]
+    assert len(served) == 20
+    named = sorted(set(served), key=lambda name: (-served.count(name), served.index(name)))
+    assert all(name in header for name in named)
+    assert [header.index(name) for name in named] == sorted(header.index(name) for name in named)

@@ -183,7 +183,8 @@ def topics_of(recs) -> list[str]:
 
 @pytest.mark.parametrize("aggregation", ["learned", "top3"])
 def test_prefer_moves_the_top_to_its_topic_and_says_why(aggregation):
-    recommender = Recommender(CORPUS, representation=TopicVectors(), aggregation=aggregation)
+    # interests=False: the unsteered list in plain score order (quotas by interest would seat the series items)
+    recommender = Recommender(CORPUS, representation=TopicVectors(), aggregation=aggregation, interests=False)
     plain = recommender.recommend(ITEMS, top_n=10)
     assert topics_of(plain).count("flow") == 10 and all(not rec.steer_reasons for rec in plain)
     steered = recommender.recommend(ITEMS, top_n=10, steering=Steering(prefer=("time series",)))
@@ -198,7 +199,7 @@ def test_prefer_moves_the_top_to_its_topic_and_says_why(aggregation):
 
 
 def test_recency_favours_the_recent_items_topic():
-    recommender = Recommender(CORPUS, representation=TopicVectors(), aggregation="learned")
+    recommender = Recommender(CORPUS, representation=TopicVectors(), aggregation="learned", interests=False)
     assert topics_of(recommender.recommend(ITEMS, top_n=5)).count("flow") == 5  # six old flow items win
     recent = recommender.recommend(ITEMS, top_n=5, steering=Steering(half_life_days=30))
     assert topics_of(recent).count("series") == 5  # the two items added 17 months later count far more

@@ -86,7 +86,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
 
         write_output(render_export(recs, fmt), output, inputs)
         return
-    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering)
+    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs)
     from zotero_bridge.render.reading_list import stdout_hyperlinks
 
     hyperlinks = fmt == "table" and output in (None, "-") and stdout_hyperlinks()  # OSC 8 on a terminal only
@@ -103,8 +103,11 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items, steering=None):
-    """The list's header: what was ranked against what, and how (steering included)."""
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=()):
+    """The list's header: what was ranked against what, and how (steering and the interests the list covers,
+    most papers first)."""
+    from collections import Counter
+
     from recommender.corpus.default import default_corpus
     from zotero_bridge.render.html_page import ListContext
 
@@ -117,7 +120,8 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
     return ListContext(library=", ".join(libraries), corpus=corpus, features=features,
                        model=_model_label(features, recommender), library_items=items,
                        prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
-                       recency_half_life=steering.half_life_days if steering else None)
+                       recency_half_life=steering.half_life_days if steering else None,
+                       interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()))
 
 
 def _model_label(features: str, recommender) -> str:

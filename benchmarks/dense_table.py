@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-OURS = ("zotrec fused (shipped form)", "zotrec fused, fused order (shipped until issue 25)",
+OURS = ("zotrec fused (shipped form)", "zotrec fused, fused order",
         "zotrec fused, plain linear model", "zotrec fused, adapted space",
         "zotrec fused, content only", "zotrec fused without tf-idf", "zotrec linear model (dense)",
         "zotrec linear model (adapted space)", "dense→ALS, text user", "adapted space top5")
@@ -25,11 +25,17 @@ METRICS = ("recall@50", "recall@20", "ndcg@50")
 FINE_METRICS = ("ndcg@10", "tau")
 
 
+RENAMED = {"zotrec fused, fused order (shipped until issue 25)": "zotrec fused, fused order"}  # outputs made before
+
+
 def load(paths: list[str]) -> list[dict]:
     results = []
     for path in paths:
         with open(path, encoding="utf-8") as handle:
-            results.append(json.loads(handle.read().strip().splitlines()[-1]))
+            result = json.loads(handle.read().strip().splitlines()[-1])
+        for key in ("metrics", "svm_sample", "fine"):
+            result[key] = {RENAMED.get(name, name): values for name, values in result.get(key, {}).items()}
+        results.append(result)
     return results
 
 

@@ -172,7 +172,7 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
         if full_adapter:
             record("zotrec fused, adapted space", fuse(adapted_parts, weights["adapter"]))
         shipped = {**parts, "learned": learned}
-    fused = record("zotrec fused, fused order (shipped until issue 25)", fuse(shipped, shipped_weights))
+    fused = record("zotrec fused, fused order", fuse(shipped, shipped_weights))
     record("zotrec fused (shipped form)", cascade(fused, {**shipped, **nearest}, fine_order, FINE_TOP))
     without_lexical = {**shipped_weights, "lexical": 0.0,
                        "content": shipped_weights.get("content", 0.0) + shipped_weights.get("lexical", 0.0)}
@@ -320,10 +320,11 @@ def format_table(report: dict) -> str:
         users = sum(report["fine"]["users"])
         lines.append(f"-- fine: among each user's {report['fine']['candidates']} hard candidates ({users} user-folds "
                      f"with a save among them)")
-        lines.append(f"{'rule':<28}" + "".join(f"{m:>17}" for m in (f"ndcg@{fine.FINE_AT}", "tau")))
+        width = max(len(method) for method in fine_rows) + 1
+        lines.append(f"{'rule':<{width}}" + "".join(f"{m:>17}" for m in (f"ndcg@{fine.FINE_AT}", "tau")))
         for method, values in fine_rows.items():
             cells = "".join(f"{values[m][0]:>10.4f} ±{values[m][1]:.3f}" for m in (f"ndcg@{fine.FINE_AT}", "tau"))
-            lines.append(f"{method:<28}{cells}")
+            lines.append(f"{method:<{width}}{cells}")
     return "\n".join(lines) + "\n"
 
 

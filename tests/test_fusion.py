@@ -228,7 +228,8 @@ def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, 
                                    recommender.corpus_rows, exclude=np.flatnonzero(owned))
         assert not np.allclose(parts["learned"], plain)  # the adapter changes the linear model's scores
     assert parts["learned"] == pytest.approx(linear_user_scores(rows, corpus, corpus, exclude=np.flatnonzero(owned)))
-    assert set(parts) == {"content", "learned", "collaborative"}
+    # the fused score's signals, and tf-idf when the fine order (fusion.FINE_WEIGHTS: this model records none) uses it
+    assert set(parts) == {"content", "learned", "collaborative"} | ({"lexical"} & set(recommender.fine))
 
 
 def test_a_model_the_fused_score_cannot_use_is_an_error_not_silently_skipped(tmp_path):

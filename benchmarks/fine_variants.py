@@ -3,7 +3,9 @@ fold 0's training items (20 %, seed 7; test items left out), the fine benchmark 
 nDCG@10 among each user's 100 hard candidates) and coarse recall@50 of ways to put the fine order back into the
 fused score. Nothing here reads a test fold.
 
-    python benchmarks/fine_variants.py citeulike-a:../shared/data/citeulike-a
+    python benchmarks/fine_variants.py citeulike-a:../shared/data/citeulike-a [hard]
+    # hard: instead, the linear model with hard negatives (half of them from the papers ranked 51st to
+    # 50 + 5 × their number by the content top5, half at random), alone and fused
 
 Each line: the variant, its fine nDCG@10 (candidates cut from the whole split's scores), its recall@50, and, for the
 forms zotrec ships, the fine nDCG@10 when `zotrec score` is run with the candidates as its whole corpus.
@@ -27,6 +29,7 @@ from recommender.evaluation.splits import DenseItems, adapted_fold  # noqa: E402
 from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
 from recommender.scoring.adapter import ADAPTER_BETA  # noqa: E402
 from recommender.scoring.fusion import WEIGHT_GRID, cascade, fuse, stepwise_weights  # noqa: E402
+from recommender.scoring.learned import MIN_NEGATIVES, NEGATIVES_PER_POSITIVE, linear_scores  # noqa: E402
 
 STARTED = time.time()
 
@@ -35,7 +38,23 @@ def say(line: str) -> None:
     print(f"{line}  ({time.time() - STARTED:.0f} s)", flush=True)
 
 
-def main(spec: str) -> None:
+def hard_negative_scores(space, content: np.ndarray, skip: int = 50, seed: int = 0) -> np.ndarray:
+    """The per-user linear model with half its negatives near the profile but not nearest (ranked skip+1 … by
+    the content topK), half at random from the rest."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for row, positives in enumerate(space.positions):
+        wanted = min(max(MIN_NEGATIVES, NEGATIVES_PER_POSITIVE * len(positives)), content.shape[1] - skip)
+        order = np.argsort(-content[row])
+        band = order[skip : skip + 5 * wanted]
+        near = rng.choice(band, size=min(wanted // 2, len(band)), replace=False)
+        rest = np.setdiff1d(np.arange(content.shape[1]), near)
+        negatives = np.concatenate([near, rng.choice(rest, size=wanted - len(near), replace=False)])
+        rows.append(linear_scores(space.train_vectors[positives], space.test_vectors[negatives], space.test_vectors))
+    return np.vstack(rows).astype(np.float32)
+
+
+def main(spec: str, mode: str = "sweep") -> None:
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())
     settings = settings_for(data)
@@ -58,6 +77,15 @@ def main(spec: str) -> None:
 
     shipped = fuse(parts, weights)
     line("shipped fused", shipped)
+    if mode == "hard":
+        hard_parts = {**parts, "learned": hard_negative_scores(adapted, parts["content"])}
+        line("linear model alone (random negatives)", parts["learned"])
+        line("linear model alone (hard negatives)", hard_parts["learned"])
+        line("fused, hard negatives, the same weights", fuse(hard_parts, weights))
+        hard_weights = fusion_weights(split, {k: hard_parts[k] for k in ("content", "lexical", "learned", "collaborative")})
+        line(f"fused, hard negatives, weights {({k: round(v, 3) for k, v in hard_weights.items()})}",
+             fuse(hard_parts, hard_weights))
+        return
     for name in ("nearest", "max", "content", "lexical", "learned", "collaborative"):
         line(f"{name} alone", parts[name])
     for share in WEIGHT_GRID[1:]:
@@ -84,4 +112,4 @@ def main(spec: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

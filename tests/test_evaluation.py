@@ -214,10 +214,23 @@ def test_dense_protocol_every_rule_beats_random_and_weights_are_shares(citeulike
         assert result.metrics[name]["recall@50"] > 2 * floor, name
     weights = dict(result.blend_weights)
     adapter, beta, plain = weights.pop("adapter"), weights.pop("adapter_beta"), weights.pop("plain")
+    fine_order = weights.pop("fine")
     assert beta == 0.5
     for shares in (weights, adapter, plain):
         assert set(shares) == {"content", "lexical", "learned", "collaborative"}
         assert sum(shares.values()) == pytest.approx(1.0) and min(shares.values()) >= 0
+    # the fine order's weights: shares of the fused signals and the nearest-items ones, chosen on validation
+    assert set(fine_order) == {"nearest", "max", "content", "lexical", "learned", "collaborative"}
+    assert sum(fine_order.values()) == pytest.approx(1.0) and min(fine_order.values()) >= 0
+    # the cascade only reorders the fused top 50: recall@50 is the fused order's
+    assert result.metrics["zotrec fused (shipped form)"]["recall@50"] == pytest.approx(
+        result.metrics["zotrec fused, fused order"]["recall@50"])
+    # every rule has a fine row, and the shipped scoring on each user's hard candidates alone has its own
+    assert 0 < result.fine_users <= result.users
+    assert set(result.metrics) < set(result.fine)
+    for name in ("random", "zotrec fused (shipped form)", "zotrec fused (shipped form), in-area corpus"):
+        assert set(result.fine[name]) == {"ndcg@10", "tau"}
+    assert result.fine["zotrec fused (shipped form)"]["ndcg@10"] > result.fine["random"]["ndcg@10"]
     assert "linear SVM (dense)" in result.svm_sample
     assert "zotrec fused, adapted space" in result.svm_sample  # every rule on the SVM's users too
 

@@ -228,7 +228,8 @@ def test_the_linear_model_runs_in_the_adapter_space_the_model_records(tmp_path, 
                                    recommender.corpus_rows, exclude=np.flatnonzero(owned))
         assert not np.allclose(parts["learned"], plain)  # the adapter changes the linear model's scores
     assert parts["learned"] == pytest.approx(linear_user_scores(rows, corpus, corpus, exclude=np.flatnonzero(owned)))
-    assert set(parts) == {"content", "learned", "collaborative"}
+    # the fused score's signals, and tf-idf when the fine order (fusion.FINE_WEIGHTS: this model records none) uses it
+    assert set(parts) == {"content", "learned", "collaborative"} | ({"lexical"} & set(recommender.fine))
 
 
 def test_a_model_the_fused_score_cannot_use_is_an_error_not_silently_skipped(tmp_path):
@@ -255,3 +256,47 @@ def test_rows_arriving_in_blocks_make_the_same_design_as_one_array():
     assert np.allclose(x, expected_x, rtol=1e-6) and np.array_equal(y, expected_y)
     with pytest.raises(ValueError, match="5 positive rows arrived, 6 expected"):
         design(RowBlocks(6, [x[:5]]), negatives)
+
+
+def test_the_fused_scores_top_papers_are_ordered_by_the_fine_order(tmp_path):
+    """The shipped path (Recommender) keeps the fused score's top FINE_TOP papers and orders them by the fine
+    fusion; with a model whose fine order is the content top3 alone, that order is the top3's (worked out here
+    from the similarities), and it differs from the fused order."""
+    from recommender.scoring.aggregation import top_values
+    from recommender.scoring.fusion import FINE_TOP
+
+    model = _words_model(tmp_path, 0.5)
+    model.provenance["fine_weights"] = {"nearest": 1.0}
+    rng = np.random.default_rng(11)
+    titles = [" ".join(rng.choice(_Words.WORDS, size=rng.integers(2, 7))) for _ in range(150)]
+    papers = [Paper(id=str(i), title=title) for i, title in enumerate(titles)]
+    library = [LibraryItem(key=f"L{i}", title=title) for i, title in enumerate(
+        ["graph neural network", "graph network pooling", "protein kernel folding", "neural network kernel"])]
+    fused = Recommender(papers, representation=model._representation, model=model, fine_order=False)
+    shipped = Recommender(papers, representation=model._representation, model=model)
+    assert shipped.fine == {"nearest": 1.0} and fused.fine == {}
+    before = [rec.paper.id for rec in fused.recommend(library, top_n=0)]
+    after = shipped.recommend(library, top_n=0)
+    order = [rec.paper.id for rec in after]
+    assert set(order[:FINE_TOP]) == set(before[:FINE_TOP]) and order[FINE_TOP:] == before[FINE_TOP:]
+    rows = model._representation.transform([item.text for item in library])
+    top3 = top_values(rows, shipped.corpus_rows, "top5").scores("top3")
+    place = {paper_id: rank for rank, paper_id in enumerate(before)}
+    picked = [int(paper_id) for paper_id in before[:FINE_TOP]]
+    standardised = dict(zip(picked, fuse({"nearest": top3[picked]}, {"nearest": 1.0})))  # as the cascade sees it
+    expected = sorted(before[:FINE_TOP], key=lambda paper_id: (-standardised[int(paper_id)], place[paper_id]))
+    assert order[:FINE_TOP] == expected
+    assert order[:FINE_TOP] != before[:FINE_TOP]
+    scores = [rec.score for rec in after]
+    assert scores == sorted(scores, reverse=True)  # the values still fall with the rank
+
+
+def test_fine_weights_come_from_the_model_else_the_measured_default():
+    from recommender.scoring.fusion import FINE_WEIGHTS, fine_weights
+
+    assert fine_weights(None) == {k: v for k, v in FINE_WEIGHTS.items() if k != "collaborative" and v > 0}
+
+    class Stored:
+        provenance = {"fine_weights": {"nearest": 0.6, "learned": 0.4, "unknown": 1.0}}
+
+    assert fine_weights(Stored()) == {"nearest": 0.6, "learned": 0.4}

@@ -37,7 +37,7 @@ from recommender.evaluation.folds import (
 from recommender.evaluation.splits import DenseItems, Fold, adapted_fold, prepare_fold, users_only
 from recommender.scoring.adapter import ADAPTER_BETA
 from recommender.scoring.aggregation import TOP5
-from recommender.scoring.fusion import fuse, stepwise_weights
+from recommender.scoring.fusion import FINE_SIGNALS, FINE_TOP, NEAREST, cascade, fuse, stepwise_weights
 from recommender.scoring.learned import linear_user_scores
 
 log = logging.getLogger(__name__)
@@ -75,16 +75,44 @@ def fusion_weights(validation: Fold, parts: dict[str, np.ndarray]) -> dict[str, 
     return stepwise_weights(lambda w: recall50(fuse(parts, w), validation.relevant), FUSED_SIGNALS, "content")
 
 
+def with_nearest(fold: Fold, parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The fused score's signals and the fine order's nearest-items ones (content top3 and max)."""
+    return {**parts, "nearest": peers.content_scores(fold, NEAREST), "max": peers.content_scores(fold, "max")}
+
+
+def hard_candidates_of(fold: Fold) -> fine.HardCandidates:
+    """The fine benchmark's users and candidates on a dense split (nearness on its dense vectors)."""
+    return fine.hard_candidates(fine.profile_nearness(fold.train_vectors, fold.positions, fold.test_vectors),
+                                fold.relevant)
+
+
+def choose_fine_weights(validation: Fold, parts: dict[str, np.ndarray], weights: dict[str, float],
+                        names: tuple[str, ...] = FINE_SIGNALS) -> dict[str, float]:
+    """The fine order's weights (stepwise from the content top3) with the best fine nDCG@10 on the validation
+    split, for the cascade on the fused score with these `weights` (`parts`: with_nearest's signals)."""
+    hard = hard_candidates_of(validation)
+    coarse = fuse(parts, weights)
+
+    def quality(trial: dict[str, float]) -> float:
+        ordered = cascade(coarse, parts, trial, FINE_TOP)
+        return float(fine.ndcg_at(hard.on_candidates(ordered), hard.relevant).mean())
+
+    return stepwise_weights(quality, [name for name in names if name != "nearest" and name in parts], "nearest")
+
+
 def _dense_weights(validation: Fold, aggregation: str, adapter_beta: float, full_adapter: bool) -> dict:
     """The shipped form's fusion weights (its linear model in the adapter's space when `adapter_beta` > 0),
-    with the plain linear model's ("plain") and, for the full adapter, every content signal adapted ("adapter")."""
+    with the plain linear model's ("plain"), the fine order's ("fine") and, for the full adapter, every content
+    signal adapted ("adapter")."""
     plain_parts = peers.fused_signals(validation, aggregation)
     plain = fusion_weights(validation, plain_parts)
     if adapter_beta <= 0:
-        return plain
+        return {**plain, "fine": choose_fine_weights(validation, with_nearest(validation, plain_parts), plain)}
     adapted = adapted_fold(validation, adapter_beta)
-    weights = fusion_weights(validation, {**plain_parts, "learned": peers.learned_scores(adapted)})
-    weights = {**weights, "adapter_beta": adapter_beta, "plain": plain}
+    shipped_parts = {**plain_parts, "learned": peers.learned_scores(adapted)}
+    weights = fusion_weights(validation, shipped_parts)
+    fine_order = choose_fine_weights(validation, with_nearest(validation, shipped_parts), weights)
+    weights = {**weights, "adapter_beta": adapter_beta, "plain": plain, "fine": fine_order}
     if full_adapter:
         weights["adapter"] = fusion_weights(validation, peers.fused_signals(adapted, aggregation))
     return weights
@@ -118,8 +146,7 @@ def in_area_signals(fold: Fold, hard: fine.HardCandidates, parts: dict[str, np.n
 def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int, full_adapter: bool,
                  hard: fine.HardCandidates | None = None, record_fine=None) -> None:
     record("random", peers.random_scores(fold, seed=seed))
-    for name in CONTENT_AGGREGATIONS:
-        record(f"dense {name}", peers.content_scores(fold, name))
+    content = {name: record(f"dense {name}", peers.content_scores(fold, name)) for name in CONTENT_AGGREGATIONS}
     parts = peers.fused_signals(fold, aggregation, seed=seed)
     record(f"tf-idf {aggregation}", parts["lexical"])
     record("logreg, sampled negatives (dense)", peers.logistic_scores(fold, seed=seed))
@@ -127,8 +154,10 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
     record("dense→ALS, ALS user (CTR-like)", peers.ctr_like_scores(fold))
     record("dense→ALS, text user", parts["collaborative"])
     shipped_weights = {name: weights[name] for name in ("content", *FUSED_SIGNALS) if name in weights}
-    plain = weights.get("plain", shipped_weights)
+    plain = {name: value for name, value in weights.get("plain", shipped_weights).items() if name != "fine"}
     content_only = {**plain, "collaborative": 0.0}
+    fine_order = weights.get("fine", {"nearest": 1.0})
+    nearest = {"nearest": content[NEAREST], "max": content["max"]}
     record("zotrec fused, content only", fuse(parts, content_only))
     shipped = parts
     adapted = None
@@ -143,16 +172,22 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
         if full_adapter:
             record("zotrec fused, adapted space", fuse(adapted_parts, weights["adapter"]))
         shipped = {**parts, "learned": learned}
-    record("zotrec fused (shipped form)", fuse(shipped, shipped_weights))
+    fused = record("zotrec fused, fused order", fuse(shipped, shipped_weights))
+    record("zotrec fused (shipped form)", cascade(fused, {**shipped, **nearest}, fine_order, FINE_TOP))
     without_lexical = {**shipped_weights, "lexical": 0.0,
                        "content": shipped_weights.get("content", 0.0) + shipped_weights.get("lexical", 0.0)}
     record("zotrec fused without tf-idf", fuse(shipped, without_lexical))  # the run-time form when lexical is 0
     if hard is not None and record_fine is not None and len(hard.rows):
         # the issue's held-out view: `zotrec score` run with a corpus of the user's hard candidates only
-        in_area = in_area_signals(fold, hard, parts, seed, adapted)
-        record_fine("zotrec fused (shipped form), in-area corpus", fuse(in_area, shipped_weights))
-        plain_in_area = in_area if adapted is None else in_area_signals(fold, hard, parts, seed)
-        record_fine("zotrec fused, content only, in-area corpus", fuse(plain_in_area, content_only))
+        cut = {name: hard.on_candidates(values) for name, values in nearest.items()}
+        in_area = {**in_area_signals(fold, hard, parts, seed, adapted), **cut}
+        old = record_fine("zotrec fused, fused order, in-area corpus", fuse(in_area, shipped_weights))
+        record_fine("zotrec fused (shipped form), in-area corpus", cascade(old, in_area, fine_order, FINE_TOP))
+        plain_in_area = in_area if adapted is None else {**in_area_signals(fold, hard, parts, seed), **cut}
+        no_model = {name: value for name, value in fine_order.items() if name != "collaborative"} or {"nearest": 1.0}
+        old = record_fine("zotrec fused, content only, in-area corpus", fuse(plain_in_area, content_only))
+        record_fine("zotrec fused, content only + fine order, in-area corpus",
+                    cascade(old, plain_in_area, no_model, FINE_TOP))
 
 
 def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, settings: ALSSettings,
@@ -181,16 +216,16 @@ def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, set
 
     hard = None
     if items is not None:  # the fine benchmark (fine.py) on the same users, nearness on the dense vectors
-        hard = fine.hard_candidates(fine.profile_nearness(fold.train_vectors, fold.positions, fold.test_vectors),
-                                    fold.relevant)
+        hard = hard_candidates_of(fold)
         result.fine_users = len(hard.rows)
         log.info("fold %d fine benchmark: %d of %d users have a save among their %d nearest held-out items",
                  fold_index, len(hard.rows), hard.considered, hard.columns.shape[1] if len(hard.rows) else 0)
 
-    def record_fine(name: str, on_candidates: np.ndarray) -> None:
+    def record_fine(name: str, on_candidates: np.ndarray) -> np.ndarray:
         result.fine[name] = fine.fine_means(fine.fine_metrics(on_candidates, hard.relevant, seed=fold_index))
         log.info("fold %d %-34s fine nDCG@%d %.4f tau %.4f", fold_index, name, fine.FINE_AT,
                  result.fine[name][f"ndcg@{fine.FINE_AT}"], result.fine[name]["tau"])
+        return on_candidates
 
     def record(name: str, scores: np.ndarray) -> np.ndarray:
         per_user = ranking_metrics(scores, fold.relevant, seed=fold_index)
@@ -257,6 +292,9 @@ def evaluate_citeulike(data: InteractionData, folds: int = 5, settings: ALSSetti
         "methods": summarise([r.metrics for r in results]),
         "svm_sample": {"users_per_fold": svm_users, "rows": [row.format(aggregation=aggregation) for row in rows],
                        "methods": summarise([r.svm_sample for r in results]) if svm_users else {}},
+        "fine": {"candidates": fine.HARD_CANDIDATES, "users": [r.fine_users for r in results],
+                 "nearness": "cosine of the item's dense vector to the mean of the user's training items' unit vectors",
+                 "methods": summarise([r.fine for r in results]) if results[0].fine else {}},
         "per_fold": [r.__dict__ for r in results],
     }
 
@@ -277,6 +315,16 @@ def format_table(report: dict) -> str:
                 continue
             cells = "".join(f"{values[m][0]:>10.4f} ±{values[m][1]:.3f}" for m in metrics)
             lines.append(f"{method:<28}{cells}")
+    fine_rows = report.get("fine", {}).get("methods")
+    if fine_rows:
+        users = sum(report["fine"]["users"])
+        lines.append(f"-- fine: among each user's {report['fine']['candidates']} hard candidates ({users} user-folds "
+                     f"with a save among them)")
+        width = max(len(method) for method in fine_rows) + 1
+        lines.append(f"{'rule':<{width}}" + "".join(f"{m:>17}" for m in (f"ndcg@{fine.FINE_AT}", "tau")))
+        for method, values in fine_rows.items():
+            cells = "".join(f"{values[m][0]:>10.4f} ±{values[m][1]:.3f}" for m in (f"ndcg@{fine.FINE_AT}", "tau"))
+            lines.append(f"{method:<{width}}{cells}")
     return "\n".join(lines) + "\n"
 
 
@@ -293,6 +341,7 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
         if adapter_beta > 0:
             parts["learned"] = peers.learned_scores(adapted_fold(validation, adapter_beta))
         weights = fusion_weights(validation, parts)
+        fine_order = choose_fine_weights(validation, with_nearest(validation, parts), weights)
         del validation, parts
         advance(1)
         model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
@@ -300,6 +349,7 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
     model.provenance.update({
         "data": data.name, "source": data.source, "aggregation": aggregation, "adapter_beta": adapter_beta,
         "fusion_weights": {name: round(weights.get(name, 0.0), 4) for name in FUSED_SIGNALS},
+        "fine_weights": {name: round(value, 4) for name, value in fine_order.items() if value > 0},
         "weights_chosen_on": f"cold validation split of {VALIDATION_FRACTION:.0%} of items (seed {VALIDATION_SEED})",
     })
     return model

@@ -33,7 +33,17 @@ from recommender.scoring.aggregation import (
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
 from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
 from recommender.scoring.facets import interest_name, interest_order
-from recommender.scoring.fusion import DEFAULT_SCORING, FusionWeights, fuse, scoring_weights
+from recommender.scoring.fusion import (
+    DEFAULT_SCORING,
+    FINE_TOP,
+    LEARNED,
+    NEAREST,
+    FusionWeights,
+    cascade,
+    fine_weights,
+    fuse,
+    scoring_weights,
+)
 from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
 from recommender.scoring.owned import CorpusKeys
 from recommender.scoring.recency import recency_weights, scaled_rows, weighted_linear_scores
@@ -53,6 +63,8 @@ class Recommender:
     aggregation : "learned" (the fused scoring, the default), "max", "mean" or "topK" such as "top3".
     model : a dense collaborative model (recommender/collaborative/dense_model.py) or None for content only.
     weights : the fused signals' weights; default: those stored in the model, else the content-only ones.
+    fine_order : for the fused scoring, order its FINE_TOP best papers by the fine fusion (fusion.cascade,
+        fusion.fine_weights); False keeps the fused order (as before issue 25).
     corpus_rows, corpus_keys : the rows and identity keys a prepared corpus already holds for these papers.
     incremental : the kept library state (incremental.IncrementalScorer): a re-run reuses the last run's work.
     corpus_extra : `memo(name, build)` for arrays derived from the corpus (prepared.prepared_extra).
@@ -74,6 +86,7 @@ class Recommender:
         corpus_extra=None,
         release_encoder: bool = True,
         interests: bool = True,
+        fine_order: bool = True,
     ) -> None:
         if not corpus:
             raise ValueError("the corpus has no papers")
@@ -94,6 +107,7 @@ class Recommender:
         self.base, self.weights = scoring_weights(aggregation, model, dense)
         if weights is not None:
             self.weights = weights
+        self.fine = fine_weights(model) if fine_order and aggregation == LEARNED and self.weights is not None else {}
         parse_aggregation(self.base)
         self.beta = adapter_beta(model) if model is not None else 0.0
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
@@ -134,8 +148,10 @@ class Recommender:
                 values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
-                signals = self.signals(texts, rows, scores, owned, item_weights)
+                signals = self.signals(texts, rows, scores, owned, values, item_weights)
                 scores = fuse(signals, self.weights.shares(list(signals)))
+                if self.fine:  # the fused score picks the top papers, the fine fusion orders them
+                    scores = cascade(scores, signals, self.fine, FINE_TOP, eligible=~owned)
             authors = self._author_matches(library if profile is None else profile)
             scores = with_authors(scores, authors, owned)  # papers by the library's authors, each author capped
             if steer_rows is not None:  # last: what the user asked for in words outweighs what the library implies
@@ -194,19 +210,27 @@ class Recommender:
         return rows, top_values(rows, self.corpus_rows, self.base)
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
-                 owned: np.ndarray, item_weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """Every signal with a positive weight for one user: its texts, their rows, the content topK
-        scores, the owned mask and the items' recency weights (recency.py; None: all count the same)."""
+                owned: np.ndarray, values: TopValues | None = None,
+                item_weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Every signal with a positive weight, in the fused score or in the fine order, for one user: its
+        texts, their rows, the content topK scores, the owned mask, (for the fine order's nearest-items
+        signals, from the same kept similarities) the content values, and the items' recency weights
+        (recency.py; None: all count the same)."""
         weights: FusionWeights = self.weights
+        wanted = {name for name in ("lexical", "learned", "collaborative") if getattr(weights, name) > 0} | set(self.fine)
         signals = {"content": content}
-        if weights.lexical > 0:
+        if values is not None:
+            for name, aggregation in (("nearest", NEAREST), ("max", "max")):
+                if name in self.fine:
+                    signals[name] = values.scores(aggregation)
+        if "lexical" in wanted:
             signals["lexical"] = self._lexical_scores(texts, item_weights)
         factors = None
-        if self.model is not None and (weights.collaborative > 0 or (weights.learned > 0 and self.beta > 0)):
+        if self.model is not None and ("collaborative" in wanted or ("learned" in wanted and self.beta > 0)):
             factors = self._profile_factors(texts)
-        if weights.learned > 0:
+        if "learned" in wanted:
             signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned), item_weights)
-        if weights.collaborative > 0 and factors is not None:
+        if "collaborative" in wanted and factors is not None:
             signals["collaborative"] = self._corpus_factors() @ self.model.user_vector(factors)
         return signals
 

@@ -201,11 +201,14 @@ def test_cli_fetch_list_info_and_reading_list_by_name(tmp_path):
     assert json.loads(listed.output)[0]["papers"] == 12
     info = runner.invoke(cli, ["corpus", "info", "icml2025"])
     assert "with abstracts: 12" in info.output and "source: http://127.0.0.1" in info.output
+    # the name ranks the default: the bundled list with the fetch on it (here 12 papers it does not list: added)
     ranked = runner.invoke(cli, ["reading-list", "--library", str(library), "--corpus", "icml2025",
-                                 "--format", "jsonl", "-n", "3", "--features", "tfidf"])
+                                 "--format", "jsonl", "-n", "0", "--features", "tfidf"])
     assert ranked.exit_code == 0, ranked.output
     rows = [json.loads(line) for line in ranked.output.splitlines() if line.startswith("{")]
-    assert len(rows) == 3 and rows[0]["abstract"].startswith("We study problem")
+    assert len(rows) == 3330 + 12
+    fetched_rows = [row for row in rows if row["title"].startswith("Graph Neural Networks for Molecules")]
+    assert len(fetched_rows) == 12 and all(row["abstract"].startswith("We study problem") for row in fetched_rows)
 
 
 def test_cli_unknown_name_without_from_is_one_error_line():

@@ -41,17 +41,21 @@ def expand_corpus_folders(corpus_paths) -> list:
 
 
 def corpus_files(corpus_paths) -> tuple[list, list]:
-    """(files to rank, a fetched corpus enriching them): those given (folders expanded), else the default, said once."""
-    paths = expand_corpus_folders(corpus_paths)
-    if paths:
-        return paths, []
-    from recommender.corpus.default import default_corpus
+    """(files to rank, a fetched corpus enriching them): those given (folders expanded), else the default, said once.
+    The name icml2025 (not a file here) stands for the default too: a fetch enriches the bundled list, so a partial
+    fetch never shrinks what `--corpus icml2025` ranks."""
+    from recommender.corpus.default import DEFAULT_NAME, default_corpus
 
+    paths = expand_corpus_folders(corpus_paths)
+    if paths and not any(str(path) == DEFAULT_NAME and not Path(path).exists() for path in paths):
+        return paths, []
     default = default_corpus()
-    if not default.fetched:
+    if not paths and not default.fetched:
         note("corpus: the bundled ICML 2025 list (`zotrec corpus fetch icml2025` adds every abstract)",
              "Corpus: the bundled ICML 2025 list (run `zotrec corpus fetch icml2025` for all abstracts).")
-    return list(default.files), list(default.fetched)
+    files = [file for path in (paths or [DEFAULT_NAME])
+             for file in (default.files if str(path) == DEFAULT_NAME and not Path(path).exists() else [path])]
+    return files, list(default.fetched)
 
 
 def load_corpus_papers(corpus_paths):

@@ -174,7 +174,7 @@ def evaluate_feedback_command(data_spec, fold, users, features, fmt, output):
 @click.option("--holdout-newest", "holdout", type=click.IntRange(min=1), default=10, show_default=True,
               help="Hide this many most recently added items and rank them among the corpus.")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
+              help="Corpus file(s) or a named corpus. Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
 @click.option("--aggregation", default=None, help="As in reading-list. Default: the reading list's default.")
 @click.option("--model", "model_path", metavar="PATH|none",
               help="As in reading-list: default the shipped collaborative part; 'none': content only.")

@@ -22,7 +22,7 @@ from zotero_bridge.cli.steering import steering_options
                    "named by its file stem. Repeat, or list more paths after the options (shell globs work).")
 @click.argument("more_libraries", nargs=-1, metavar="[PATH]...")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) or a named corpus. Default: the stored icml2025, else the bundled ICML 2025 list.")
+              help="Corpus file(s) or a named corpus. Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
 @click.option("--model", "model_path", metavar="PATH|none",
               help="A collaborative model (.npz from `zotrec train`). Default: the shipped one; 'none': content only.")
 @click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help=AGGREGATION_HELP + ".")

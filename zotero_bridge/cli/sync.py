@@ -30,7 +30,7 @@ from zotero_bridge.cli.steering import steering_options
 @click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
               help="Zotero API base URL (default https://api.zotero.org; a self-hosted or test server).")
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH",
-              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default: the stored icml2025, else the bundled ICML 2025 list.")
+              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many papers the collection holds.")
 @click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,

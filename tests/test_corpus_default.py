@@ -164,31 +164,30 @@ def test_reading_list_ranks_the_enriched_list(tmp_path):
                                  "Quantile Estimation", "abstract": "Quantile estimation under local "
                                  "differential privacy with lightweight protocols."}) + "\n", encoding="utf-8")
     fetch_corpus("icml2025", [str(extra)], FetchSettings(sleep=lambda seconds: None))
-    library = tmp_path / "library.bib"
-    library.write_text("@article{a, title={Private quantile estimation with local differential privacy}}\n",
-                       encoding="utf-8")
-    result = CliRunner().invoke(cli, ["reading-list", "--library", str(library), "--features", "tfidf",
-                                      "--model", "none", "--format", "json", "-n", "0"])
-    assert result.exit_code == 0, result.output
+    result = _every_paper_for_a_quantile_library(tmp_path)
     rows = json.loads(result.stdout)
     assert len(rows) == 3330 and len({row["id"] for row in rows}) == 3330
     assert rows[0]["id"] == "zL6ljQvPzZ" and rows[0]["abstract"].startswith("Quantile estimation")
     assert sum(row["abstract"] is not None for row in rows) == 32
     assert "corpus: the bundled ICML 2025 list, 1 paper enriched by the fetched icml2025" in result.stderr
-    named = CliRunner().invoke(cli, ["reading-list", "--library", str(library), "--features", "tfidf",
-                                     "--model", "none", "--format", "json", "-n", "0", "--corpus", "icml2025"])
-    assert named.exit_code == 0, named.output
+    named = _every_paper_for_a_quantile_library(tmp_path, "--corpus", "icml2025")
     assert json.loads(named.stdout) == rows  # the name is the enriched default, never the 1-paper fetch alone
 
 
 def test_the_name_icml2025_ranks_the_bundled_list_before_any_fetch(tmp_path):
-    library = tmp_path / "library.bib"
+    result = _every_paper_for_a_quantile_library(tmp_path, "--corpus", "icml2025")
+    assert len(json.loads(result.stdout)) == 3330
+
+
+def _every_paper_for_a_quantile_library(folder, *options):
+    """`reading-list -n 0 --format json` (tf-idf, content only) for a 1-item library on private quantiles."""
+    library = folder / "library.bib"
     library.write_text("@article{a, title={Private quantile estimation with local differential privacy}}\n",
                        encoding="utf-8")
     result = CliRunner().invoke(cli, ["reading-list", "--library", str(library), "--features", "tfidf",
-                                      "--format", "json", "-n", "0", "--corpus", "icml2025"])
+                                      "--model", "none", "--format", "json", "-n", "0", *options])
     assert result.exit_code == 0, result.output
-    assert len(json.loads(result.stdout)) == 3330
+    return result
 
 
 def test_a_seed_file_the_match_does_not_know_is_matched_by_its_text_or_kept(tmp_path):

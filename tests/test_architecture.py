@@ -93,18 +93,21 @@ ROOMS: dict[str, tuple[str, ...]] = {
                            "recommender.features"),  # enrich: the one tf-idf
     "recommender.scoring": ("recommender", "recommender.store", "recommender.features"),
     "recommender.collaborative": ("recommender", "recommender.store", "recommender.features"),
-    "recommender.batch": ("recommender", "recommender.formats", "recommender.scoring"),
+    "recommender.pipeline": ("recommender", "recommender.store", "recommender.corpus", "recommender.features",
+                             "recommender.scoring", "recommender.collaborative"),  # where a ranking is made
+    "recommender.batch": ("recommender", "recommender.formats", "recommender.scoring", "recommender.pipeline"),
     "recommender.evaluation": ("recommender", "recommender.store", "recommender.features", "recommender.scoring",
-                               "recommender.collaborative"),
+                               "recommender.collaborative", "recommender.pipeline"),
     "zotero_bridge": ("recommender",),  # errors
     "zotero_bridge.zotero_api": ("recommender", "recommender.store", "zotero_bridge"),
     "zotero_bridge.sources": ("recommender", "recommender.formats", "recommender.corpus", "zotero_bridge",
                               "zotero_bridge.zotero_api"),
     "zotero_bridge.local_api": ("recommender", "recommender.store", "zotero_bridge", "zotero_bridge.zotero_api",
                                 "zotero_bridge.sources"),  # the desktop's local API: the same calls as zotero_api
-    "zotero_bridge.feedback": ("recommender", "recommender.store", "recommender.scoring", "zotero_bridge",
+    "zotero_bridge.feedback": ("recommender", "recommender.store", "recommender.scoring", "recommender.pipeline",
+                               "zotero_bridge",
                                "zotero_bridge.zotero_api", "zotero_bridge.sources"),
-    "zotero_bridge.sync": ("recommender", "recommender.scoring", "zotero_bridge", "zotero_bridge.zotero_api",
+    "zotero_bridge.sync": ("recommender", "recommender.scoring", "recommender.pipeline", "zotero_bridge", "zotero_bridge.zotero_api",
                            "zotero_bridge.sources", "zotero_bridge.local_api", "zotero_bridge.feedback"),
     "zotero_bridge.render": ("recommender", "recommender.formats"),
     "zotero_bridge.cli": ("*",),  # every room listed before it

@@ -338,7 +338,7 @@ def _seed_papers():
 def _load(path):
     from zotero_bridge.cli.batch import load_user_library
 
-    return load_user_library(str(path))
+    return load_user_library(str(path)).items
 
 
 def test_dask_local_cluster_writes_the_same_rows_and_summary(lab, tmp_path):

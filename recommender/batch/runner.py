@@ -22,7 +22,7 @@ from recommender.batch.output import ScoreWriter, render_user_block
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
 from recommender.scoring.feedback import CorpusMatcher, group_note
-from recommender.scoring.match import with_match
+from recommender.pipeline import Library, RankOptions, rank
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
 from recommender.scoring.steering import Steering
 
@@ -49,16 +49,21 @@ class BatchScorer:
         self.index_of = {paper.id: index for index, paper in enumerate(self.corpus)}
         self._match = CorpusMatcher(self.corpus)
 
-    def saved(self, library: Sequence[LibraryItem]) -> np.ndarray:
+    def saved(self, library: Library | Sequence[LibraryItem]) -> np.ndarray:
         """Corpus indices of the papers this user saved, by the group signal's rule (DOI or normalised title)."""
-        found = {self.index_of[paper] for item in library if (paper := self._match(item.doi, item.title))}
+        found = {self.index_of[paper] for item in as_library(library).items
+                 if (paper := self._match(item.doi, item.title))}
         return np.array(sorted(found), dtype=np.int64)
 
-    def score(self, library: Sequence[LibraryItem]) -> list[Recommendation]:
-        """This user's ranked recommendations (top_n of them; all when top_n is 0), each with its 0–100 match
-        (recommender/scoring/match.py, as the reading list has it)."""
-        recs = self.recommender.recommend(library, top_n=self.top_n, steering=self.steering)
-        return with_match(recs, getattr(self.recommender.representation, "name", ""))
+    def score(self, library: Library | Sequence[LibraryItem]) -> list[Recommendation]:
+        """This user's ranked recommendations (top_n of them; all when top_n is 0) by the one ranking function
+        (recommender/pipeline): exactly `zotrec reading-list`'s list for that library, feedback included."""
+        return rank(self.recommender, as_library(library), RankOptions(top_n=self.top_n, steering=self.steering))
+
+
+def as_library(library: Library | Sequence[LibraryItem]) -> Library:
+    """A loader's answer as the ranking takes it: a Library, or plain items (no feedback)."""
+    return library if isinstance(library, Library) else Library(items=list(library))
 
 
 class GroupSummary:
@@ -141,7 +146,7 @@ class BatchSummary:
 @dataclass
 class _Job(Generic[Source]):
     scorer: BatchScorer
-    load: Callable[[Source], Sequence[LibraryItem]] | None
+    load: Callable[[Source], Library | Sequence[LibraryItem]] | None
     fmt: str
 
 
@@ -230,7 +235,7 @@ def score_libraries(
     recommender: Recommender | BatchScorer,
     libraries: Mapping[str, Source] | Iterable[tuple[str, Source]],
     *,
-    load: Callable[[Source], Sequence[LibraryItem]] | None = None,
+    load: Callable[[Source], Library | Sequence[LibraryItem]] | None = None,
     output: str | Path | IO[str],
     fmt: str = "csv",
     top_n: int = DEFAULT_TOP_N,

@@ -126,13 +126,16 @@ class Recommender:
         top_n: int = DEFAULT_TOP_N,
         profile: Sequence[LibraryItem] | None = None,
         steering: Steering | None = None,
+        seats: int | None = None,
     ) -> list[Recommendation]:
         """Rank the corpus for one user.
 
         `profile` (default: the whole library) builds the scores, e.g. one collection;
         papers anywhere in `library` are never recommended. `top_n=0` keeps every paper.
         `steering`: prefer / avoid texts and the recency half-life (steering.py); applied after the
-        kept library state, so a kept value never holds it.
+        kept library state, so a kept value never holds it. `seats`: the length of the list the interests
+        share out (default `top_n`, or DEFAULT_TOP_N for every paper), so a whole ranking can be ordered as
+        a list of `seats` would be (recommender/pipeline/rank.py).
         """
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
@@ -163,7 +166,8 @@ class Recommender:
         order = order[~owned[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
-        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, top_n or DEFAULT_TOP_N)
+        window = seats or top_n or DEFAULT_TOP_N
+        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, window)
                             if cover else (order, None))
         if top_n:
             order = order[:top_n]

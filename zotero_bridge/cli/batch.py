@@ -62,14 +62,15 @@ def user_id(path: Path) -> str:
     return safe_text(path.stem)
 
 
-def load_user_library(path: str) -> list[LibraryItem]:
-    """One user's items, read the way `--library PATH` reads them (skipped entries logged)."""
-    from zotero_bridge.feedback.reading import own_items
+def load_user_library(path: str):
+    """One user's library, read the way `--library PATH` reads it (skipped entries logged), with what the user
+    did with zotrec's papers when the file shows it (a zotero.sqlite): the `Library` reading-list ranks."""
+    from zotero_bridge.feedback.reading import library_input
 
     read = read_library([path], SourceOptions())
     if read.skipped:
         log.debug("%s: %s skipped", path, plural(len(read.skipped), "entry", "entries"))
-    return own_items([path], read.items)
+    return library_input([path], read.items)
 
 
 @contextmanager

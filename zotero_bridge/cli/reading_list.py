@@ -58,7 +58,6 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     """
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
-    from recommender.scoring.match import with_match
     from zotero_bridge.render.reading_list import render_recommendations
 
     inputs = run_inputs(libraries, corpus_paths, model_path)
@@ -73,12 +72,15 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     warn_undated(steering, read.items)
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))
-    from zotero_bridge.feedback.reading import recommend_with_feedback
+    from dataclasses import replace
 
-    recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
-                                   lambda items: profile_for(items, collection),
-                                   click.get_current_context().meta.get("zotrec.group"), settings, steering)
-    recs = with_match(recs, features)
+    from recommender.pipeline import RankOptions, rank
+    from zotero_bridge.feedback.reading import library_input
+
+    library = library_input(libraries, read.items, recommender.corpus,
+                            click.get_current_context().meta.get("zotrec.group"), settings)
+    library = replace(library, profile=profile_for(library.items, collection))
+    recs = rank(recommender, library, RankOptions(top_n=top_n, steering=steering))
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):

@@ -133,33 +133,18 @@ def group_counts(library: SqliteLibrary, corpus: Sequence[Paper]) -> tuple[Mappi
     return member_counts(saves, CorpusMatcher(corpus)), library.label
 
 
-def own_items(specs: Sequence[str], items: Sequence[LibraryItem], options=None) -> list[LibraryItem]:
-    """`items` without zotrec's recommendations the user has not kept (the rule sync learns by), when a
-    Zotero source among `specs` shows their fates; `zotrec score` profiles a library by it."""
-    learned = sqlite_feedback(specs, None, (), options)
-    if learned is None:
-        return list(items)
-    kept = learned[0].kept_items
-    return [item for item in items if not is_zotrec_item(item) or item.key in kept]
-
-
-def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,
-                            profile_of, group: str | None, options=None, steering=None):
-    """`Recommender.recommend` (with the run's `steering`), then what the user did with earlier
-    recommendations when a Zotero source shows it (zotero.sqlite, zotero:local, zotero:web with its
+def library_input(specs: Sequence[str], items: Sequence[LibraryItem], corpus: Sequence[Paper] = (),
+                  group: str | None = None, options=None):
+    """The library as the one ranking takes it (recommender/pipeline): with what the user did with zotrec's
+    papers when a Zotero source among `specs` shows it (zotero.sqlite, zotero:local, zotero:web with its
     `options`): zotrec's own items count only once kept, dismissed papers never come back, and in a group
-    library papers other members saved are candidates with their count."""
-    learned = sqlite_feedback(specs, group, recommender.corpus, options)
-    if learned is None:
-        return recommender.recommend(items, top_n=top_n, profile=profile_of(items), steering=steering)
-    from recommender.scoring.feedback import apply_feedback
+    library papers other members saved are candidates with their count. reading-list, score and (through
+    its own views) sync all rank what this gives."""
+    from recommender.pipeline import Library
 
+    learned = sqlite_feedback(specs, group, corpus, options)
+    if learned is None:
+        return Library(items=list(items))
     feedback, others = learned
-    mine = [item for item in items if (not is_zotrec_item(item) or item.key in feedback.kept_items)]
-    profile = profile_of(mine) or mine
-    owned = [item for item in mine if item.key not in others]
-    recs = recommender.recommend(owned, top_n=0, profile=profile, steering=steering)
-    texts = [item.text for item in profile if item.text.strip()]
-    rows = recommender.representation.transform(texts) if feedback and texts else None
-    return apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
-                          profile_rows=rows, top_n=top_n)
+    mine = [item for item in items if not is_zotrec_item(item) or item.key in feedback.kept_items]
+    return Library(items=mine, feedback=feedback, shared=frozenset(others))

@@ -18,7 +18,6 @@ from typing import Any
 
 from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import DEFAULT_SCORING
-from recommender.scoring.match import with_match
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
@@ -180,7 +179,6 @@ def _group_signal(session, memory, library, snapshot, corpus):
 
 def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
     """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
-    from recommender.scoring.feedback import apply_feedback
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
 
@@ -193,17 +191,14 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
                  ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
-    owned = [item for item in read.items if item.key not in others]
-    recs = recommender.recommend(owned, top_n=0, profile=read.items, steering=request.steering)
-    profile = [item.text for item in read.items if item.text.strip()]
-    profile_rows = recommender.representation.transform(profile) if feedback and profile else None
-    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
-                          profile_rows=profile_rows)
+    from recommender.pipeline import Library, RankOptions, rank
+
+    recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
+                RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True))
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
                      corpus=recommender.corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}
-    recs = with_match([rec for rec in recs if rec.paper.id in planned],  # the 0–100 match the notes show
-                      getattr(recommender.representation, "name", ""))
+    recs = [rec for rec in recs if rec.paper.id in planned]
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
 
 

@@ -37,8 +37,7 @@ from recommender.features.lexical import LexicalIndex  # noqa: E402
 from recommender.items import Creator, LibraryItem  # noqa: E402
 from recommender.scoring.authors import AUTHOR_WEIGHT, PAPERS_PER_AUTHOR, match_authors, with_authors  # noqa: E402
 from recommender.scoring.corpus_side import corpus_authors  # noqa: E402
-from zotero_bridge.cli.common import load_model  # noqa: E402
-from zotero_bridge.cli.corpus_input import build_recommender  # noqa: E402
+from recommender.pipeline.build import default_built  # noqa: E402
 
 CITEULIKE_A = ROOT.parent / "shared" / "data" / "citeulike-a"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
@@ -177,8 +176,7 @@ def main() -> None:
     parser.add_argument("--reading", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    recommender = build_recommender([], features="dense", aggregation="learned", model=load_model(None, "dense"),
-                                    incremental=False)
+    recommender = default_built().recommender
     started = time.process_time()
     index = corpus_authors(recommender.corpus)
     print(f"name index: {len(index.family)} author entries, {time.process_time() - started:.2f} s CPU", flush=True)

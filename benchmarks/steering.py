@@ -27,8 +27,7 @@ from recommender.features.base import cosine  # noqa: E402
 from recommender.items import Paper  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
 from recommender.scoring.steering import Steering, scale_for, steered_scores  # noqa: E402
-from zotero_bridge.cli.common import load_model  # noqa: E402
-from zotero_bridge.cli.corpus_input import build_recommender  # noqa: E402
+from recommender.pipeline.build import default_built  # noqa: E402
 
 WEIGHTS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 TESTS = [  # (what is asked, prefer texts, avoid texts, the topic it is about)
@@ -51,8 +50,7 @@ def topic_counts(order, recommender, rows, items, topics, top_n) -> collections.
 def steering_table(top_n: int) -> None:
     items, topics = library_topics(ROOT / "examples" / "library.bib")
     items = [item for item in items if item.text.strip()]
-    recommender = build_recommender([], features="dense", aggregation="learned", model=load_model(None, "dense"),
-                                    incremental=False)
+    recommender = default_built().recommender
     recs = recommender.recommend(items, top_n=0)  # every paper not owned, by the fused score
     index = {paper.id: place for place, paper in enumerate(recommender.corpus)}
     candidates = np.array([index[rec.paper.id] for rec in recs])
@@ -92,11 +90,11 @@ def recency_table(hidden: int = 5, half_lives=(None, 15, 30, 60, 120)) -> None:
 
     items, _ = library_topics(ROOT / "examples" / "library.bib")
     kept, hide = newest_items(items, hidden)
-    corpus = build_recommender([], features="dense", aggregation="learned", model=None, incremental=False).corpus
+    corpus = default_built(with_model=False).recommender.corpus
     candidates = list(corpus) + [Paper(id=f"holdout:{i.key}", title=i.title, abstract=i.abstract or None)
                                  for i in hide]
     recommender = Recommender(candidates, representation="dense", aggregation="learned",
-                              model=load_model(None, "dense"))
+                              model=default_built().recommender.model)
     print(f"\nRecency: the newest {hidden} dated items of examples/library.bib hidden among "
           f"{len(candidates)} candidates, ranked from the other {len(kept)}")
     for half_life in half_lives:

@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 from recommender.corpus.readers import load_corpus, make_paper  # noqa: E402
 from tests.zotero_server import FakeZotero, KeyAccess  # noqa: E402
 from zotero_bridge.sources import SourceOptions  # noqa: E402
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.sync.run import SyncRequest, run_sync  # noqa: E402
 
 KEY = "benchmarkKEY000000000000"
@@ -59,7 +60,7 @@ def measure(items: int, top: int) -> dict:
         options = SourceOptions(library_id=str(USER), api_key=KEY, endpoint=server.url, cache_dir=cache)
 
         def run(name: str) -> dict:
-            report = run_sync(SyncRequest(papers, options, "Recommended · ICML 2025", top_n=top))
+            report = run_sync(SyncRequest(Recommender(papers), options, "Recommended · ICML 2025", top_n=top))
             written = report.result
             return {"scenario": name, **report.stats, "created": written.created if written else 0,
                     "removed": written.removed if written else 0}

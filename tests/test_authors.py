@@ -282,7 +282,9 @@ def test_recommender_builds_the_name_index_once():
         built.append(name)
         return build()
 
-    recommender = Recommender(E2E_CORPUS, representation="tfidf", aggregation="top3", corpus_extra=memo)
-    recommender.recommend(e2e_library(True), top_n=3)
-    recommender.recommend(e2e_library(True)[:1], top_n=3)
+    from recommender.scoring.caches import ScoringCaches
+
+    recommender = Recommender(E2E_CORPUS, representation="tfidf", aggregation="top3")
+    recommender.recommend(e2e_library(True), top_n=3, caches=ScoringCaches(corpus_memo=memo))
+    recommender.recommend(e2e_library(True)[:1], top_n=3, caches=ScoringCaches(corpus_memo=memo))
     assert built == [AUTHORS_NAME]

@@ -11,6 +11,7 @@ from recommender.retry import RetryPolicy
 from zotero_bridge.cli.main import cli
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.sync.run import SyncRequest, run_sync
 from zotero_bridge.zotero_api.collection_path import collection_paths
 
@@ -36,7 +37,7 @@ def both(server):
 def sync_into(server, papers, name, dry_run=True):
     source = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=server.url,
                            extra={"retry_policy": RetryPolicy(sleep=lambda s: None)})
-    return run_sync(SyncRequest(papers, source, name, top_n=3, dry_run=dry_run))
+    return run_sync(SyncRequest(Recommender(papers), source, name, top_n=3, dry_run=dry_run))
 
 
 def test_sync_refuses_a_name_that_fits_two_collections(zotero_server, papers, tmp_path, monkeypatch):

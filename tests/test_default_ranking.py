@@ -43,20 +43,20 @@ def _inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
 
 def default_rankings(libraries: dict[str, Path], corpus: list[Path]) -> dict[str, list[list]]:
     """Each library's whole ranking as the CLI's default scoring makes it: [rank, id, score, reasons]."""
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
-    from zotero_bridge.cli.corpus_input import build_recommender
+    from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel
+    from recommender.pipeline import Library, RankOptions, rank
+    from recommender.pipeline.build import shipped_recommender
+    from recommender.scoring.fusion import DEFAULT_SCORING
     from zotero_bridge.sources.files import read_library_file
 
-    model = load_model(None, "dense")
-    aggregation, model = scoring(DEFAULT_AGGREGATION, model)
-    recommender = build_recommender([str(path) for path in corpus], features="dense", aggregation=aggregation,
-                                    model=model)
+    built = shipped_recommender(corpus, features="dense", aggregation=DEFAULT_SCORING,
+                                model=DenseCollaborativeModel.load(SHIPPED_MODEL))
     outputs = {}
     for name, path in libraries.items():
         items, _ = read_library_file(path)
         outputs[name] = [[rec.rank, rec.paper.id, rec.score,
                           [f"{reason.item_key}:{float(reason.similarity).hex()}" for reason in rec.reasons]]
-                         for rec in recommender.recommend(items, top_n=0)]
+                         for rec in rank(built.recommender, Library(items), RankOptions(top_n=0), built.caches)]
     return outputs
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.incremental import IncrementalScorer
+from recommender.scoring.caches import ScoringCaches
 from recommender.scoring.ranking import Recommender
 from tests.rankings import FUSED_ATOL, assert_same_ranking
 from tests.rankings import from_recommendations as ranked
@@ -45,6 +46,17 @@ WORDS = ["graph", "neural", "flow", "bayes", "kernel", "attention", "sparse", "r
 CORPUS = [Paper(id=f"p{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} study {i}") for i in range(300)]
 
 
+class Kept:
+    """A Recommender ranking with one kept library state, handed in as the pipeline hands its caches in."""
+
+    def __init__(self, recommender: Recommender, state: IncrementalScorer | None) -> None:
+        self.recommender, self.state = recommender, state
+
+    def recommend(self, *args, **kwargs):
+        caches = ScoringCaches(library_state=(lambda: self.state) if self.state is not None else None)
+        return self.recommender.recommend(*args, caches=caches, **kwargs)
+
+
 def library(count: int, start: int = 0) -> list[LibraryItem]:
     items = [LibraryItem(key=f"K{i}", title=f"{WORDS[i % 12]} {WORDS[(i * 7) % 12]} paper {i}")
              for i in range(start, start + count)]
@@ -64,7 +76,7 @@ def full_run(items, aggregation="top5", top_n=20):
 def test_adding_items_scores_only_them_and_gives_a_full_runs_output(tmp_path, aggregation):
     state = IncrementalScorer(tmp_path, "corpus-key/" + aggregation)
     encoder = HashVectors()
-    scorer = Recommender(CORPUS, representation=encoder, aggregation=aggregation, incremental=state)
+    scorer = Kept(Recommender(CORPUS, representation=encoder, aggregation=aggregation), state)
     first = library(2100)
     grown = first + library(10, start=5000)[:10]
     assert_same_ranking(ranked(scorer.recommend(first, top_n=25)), full_run(first, aggregation, 25))
@@ -76,7 +88,7 @@ def test_adding_items_scores_only_them_and_gives_a_full_runs_output(tmp_path, ag
 
 def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
     state = IncrementalScorer(tmp_path, "corpus-key/top5")
-    scorer = Recommender(CORPUS, representation=HashVectors(), aggregation="top5", incremental=state)
+    scorer = Kept(Recommender(CORPUS, representation=HashVectors(), aggregation="top5"), state)
     items = library(500)
     scorer.recommend(items)
     edited = list(items)
@@ -93,7 +105,7 @@ def test_edited_or_removed_items_fall_back_to_a_full_recompute(tmp_path):
 
 def test_the_state_is_private_and_a_damaged_one_only_costs_time(tmp_path, caplog):
     state = IncrementalScorer(tmp_path, "corpus-key/top5")
-    scorer = Recommender(CORPUS, representation=HashVectors(), aggregation="top5", incremental=state)
+    scorer = Kept(Recommender(CORPUS, representation=HashVectors(), aggregation="top5"), state)
     items = library(50)
     scorer.recommend(items)
     (path,) = tmp_path.glob("*.npz")
@@ -168,8 +180,8 @@ def test_the_fused_scores_lexical_values_are_kept_and_merged(tmp_path, monkeypat
     from recommender.scoring.fusion import FusionWeights
 
     def fused(incremental=None):
-        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental,
-                           weights=FusionWeights(lexical=0.3, learned=0.3))
+        return Kept(Recommender(CORPUS, representation=HashVectors(), weights=FusionWeights(lexical=0.3, learned=0.3)),
+                    incremental)
 
     hashed = []
     original = lexical.hashed_counts
@@ -220,7 +232,7 @@ def test_the_linear_models_scores_and_the_collaborative_factors_are_kept(tmp_pat
     weights = FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2)
 
     def fused(model, incremental=None):
-        return Recommender(CORPUS, representation=HashVectors(), incremental=incremental, model=model, weights=weights)
+        return Kept(Recommender(CORPUS, representation=HashVectors(), model=model, weights=weights), incremental)
 
     first = library(400)
     grown = first + library(7, start=3000)[:7]
@@ -265,10 +277,9 @@ import sys
 from recommender.scoring.fusion import FusionWeights
 from recommender.scoring.incremental import IncrementalScorer
 from recommender.scoring.ranking import Recommender
-from tests.test_incremental import CORPUS, HashVectors, library
+from tests.test_incremental import CORPUS, HashVectors, Kept, library
 state = IncrementalScorer(__import__("pathlib").Path({str(tmp_path)!r}), "corpus-key/top5")
-Recommender(CORPUS, representation=HashVectors(), incremental=state,
-            weights=FusionWeights(learned=0.4)).recommend(library(300))
+Kept(Recommender(CORPUS, representation=HashVectors(), weights=FusionWeights(learned=0.4)), state).recommend(library(300))
 print(state.reused_values, "scipy.optimize" in sys.modules)
 """
     root = Path(__file__).resolve().parents[1]

@@ -208,12 +208,9 @@ def example_topics() -> tuple[list[LibraryItem], dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def default_recommender():
-    from zotero_bridge.cli.corpus_input import build_recommender, default_corpus_paths
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
+    from recommender.pipeline.build import default_built
 
-    aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
-    return build_recommender([str(path) for path in default_corpus_paths()], features="dense",
-                             aggregation=aggregation, model=model)
+    return default_built().recommender
 
 
 def test_the_default_list_names_interests_and_covers_more_topics(default_recommender):

@@ -19,6 +19,7 @@ from zotero_bridge.cli.main import cli
 from zotero_bridge.local_api.keys import KeyStore, key_file
 from recommender.retry import RetryPolicy
 from zotero_bridge.sources import SourceOptions
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.sync.run import SyncRequest, local_transport, run_sync
 
 from .conftest import SHARED
@@ -55,7 +56,7 @@ def desktop(monkeypatch):
 def sync(desktop, papers, *, top_n=20, dry_run=False, group=None, sleeps=None):
     policy = RetryPolicy(sleep=sleeps.append if sleeps is not None else (lambda seconds: None))
     options = SourceOptions(group=group, extra={"retry_policy": policy})
-    return run_sync(SyncRequest(papers, options, NAME, top_n=top_n, dry_run=dry_run,
+    return run_sync(SyncRequest(Recommender(papers), options, NAME, top_n=top_n, dry_run=dry_run,
                                 transport=local_transport(desktop.url)))
 
 

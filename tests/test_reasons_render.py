@@ -202,7 +202,7 @@ def test_sync_notes_carry_the_reasons_and_a_later_run_never_rewrites_a_note(zote
         return {key: dict(data) for key, data in library.items.items()
                 if data["itemType"] == "note" and data.get("parentItem")}
 
-    run_sync(SyncRequest(papers, source, NAME, top_n=8, recommender=recommender))
+    run_sync(SyncRequest(recommender, source, NAME, top_n=8))
     first = notes()
     assert len(first) == 8
     for note in first.values():
@@ -212,7 +212,7 @@ def test_sync_notes_carry_the_reasons_and_a_later_run_never_rewrites_a_note(zote
     edited = min(first)
     zotero_server.edit_item(library, edited, note="<p>My own words about this paper.</p>")
     interest["now"] = "second"
-    run_sync(SyncRequest(papers, source, NAME, top_n=12, recommender=recommender))
+    run_sync(SyncRequest(recommender, source, NAME, top_n=12))
     after = notes()
     assert after[edited]["note"] == "<p>My own words about this paper.</p>"  # the user's edit wins
     for key, note in first.items():

@@ -210,8 +210,10 @@ def test_recency_favours_the_recent_items_topic():
 
 def test_the_kept_library_state_never_serves_steering_stale(tmp_path):
     """Unsteered, steered, recency, unsteered again with the kept state: each equals a run without it."""
-    kept = Recommender(CORPUS, representation=TopicVectors(), aggregation="learned",
-                       incremental=IncrementalScorer(tmp_path, "corpus/learned"))
+    from tests.test_incremental import Kept
+
+    kept = Kept(Recommender(CORPUS, representation=TopicVectors(), aggregation="learned"),
+                IncrementalScorer(tmp_path, "corpus/learned"))
     fresh = Recommender(CORPUS, representation=TopicVectors(), aggregation="learned")
     reused = []
     for steering in (None, Steering(prefer=("reward",), avoid=("graph",)), Steering(half_life_days=30),
@@ -219,7 +221,7 @@ def test_the_kept_library_state_never_serves_steering_stale(tmp_path):
         assert_same_ranking(ranked(kept.recommend(ITEMS, top_n=12, steering=steering)),
                             ranked(fresh.recommend(ITEMS, top_n=12, steering=steering)), str(steering),
                             score_atol=FUSED_ATOL)
-        reused.append("learned" in kept.incremental.reused_values)
+        reused.append("learned" in kept.state.reused_values)
     # prefer / avoid come after the kept fit (reused); each half-life has its own fit (never reused stale)
     assert reused == [False, True, False, False, False, True]
 

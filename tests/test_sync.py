@@ -19,6 +19,7 @@ from recommender.corpus.readers import load_corpus
 from recommender.retry import RetryPolicy
 from zotero_bridge.cli.main import cli
 from zotero_bridge.sources import SourceOptions
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.sync.run import SyncRequest, run_sync
 
 from .conftest import REPO, ZOTERO_GROUP_ID, ZOTERO_READ_KEY, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
@@ -59,7 +60,7 @@ def sync(server, papers, *, top_n=20, dry_run=False, key=ZOTERO_WRITE_KEY, sleep
     policy = RetryPolicy(sleep=sleeps if sleeps is not None else (lambda seconds: None))
     source = SourceOptions(library_id=str(options.pop("library_id", ZOTERO_USER_ID)), api_key=key,
                            endpoint=server.url, extra={"retry_policy": policy}, **options)
-    return run_sync(SyncRequest(papers, source, NAME, top_n=top_n, dry_run=dry_run))
+    return run_sync(SyncRequest(Recommender(papers), source, NAME, top_n=top_n, dry_run=dry_run))
 
 
 def ours(server, library_type="user", library_id=ZOTERO_USER_ID):

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
@@ -21,6 +21,7 @@ import numpy as np
 from recommender.batch.output import ScoreWriter, render_user_block
 from recommender.errors import RecommenderError
 from recommender.items import LibraryItem, Paper, Recommendation
+from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import CorpusMatcher, group_note
 from recommender.pipeline import Library, RankOptions, rank
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
@@ -38,11 +39,11 @@ class BatchScorer:
     (prefer / avoid texts, recency) every user's ranking gets."""
 
     def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N,
-                 steering: Steering | None = None) -> None:
+                 steering: Steering | None = None, caches: ScoringCaches = NO_CACHES) -> None:
         if top_n < 0:
             raise ValueError("top_n must be 0 (every paper) or more")
         self.recommender = recommender
-        recommender.release_encoder = False  # many users: keep the model loaded between them
+        self.caches = replace(caches, keep_encoder=True)  # many users: keep the model loaded between them
         self.top_n = top_n
         self.steering = steering
         self.corpus = recommender.corpus
@@ -58,7 +59,8 @@ class BatchScorer:
     def score(self, library: Library | Sequence[LibraryItem]) -> list[Recommendation]:
         """This user's ranked recommendations (top_n of them; all when top_n is 0) by the one ranking function
         (recommender/pipeline): exactly `zotrec reading-list`'s list for that library, feedback included."""
-        return rank(self.recommender, as_library(library), RankOptions(top_n=self.top_n, steering=self.steering))
+        return rank(self.recommender, as_library(library), RankOptions(top_n=self.top_n, steering=self.steering),
+                    self.caches)
 
 
 def as_library(library: Library | Sequence[LibraryItem]) -> Library:
@@ -174,7 +176,9 @@ def _init_worker(job: _Job, rebuild: Callable[[], Recommender] | None, parent: i
     global _WORKER_JOB
     _end_with_parent(parent)
     if rebuild is not None:
-        job = _Job(BatchScorer(rebuild(), top_n=job.scorer.top_n, steering=job.scorer.steering), job.load, job.fmt)
+        scorer = job.scorer
+        job = _Job(BatchScorer(rebuild(), top_n=scorer.top_n, steering=scorer.steering, caches=scorer.caches),
+                   job.load, job.fmt)
     _WORKER_JOB = job
 
 
@@ -247,6 +251,7 @@ def score_libraries(
     rebuild: Callable[[], Recommender] | None = None,
     progress: Progress | None = None,
     steering: Steering | None = None,
+    caches: ScoringCaches = NO_CACHES,
 ) -> BatchSummary:
     """Score every user's library and write one row per (user, paper) to `output`.
 
@@ -257,11 +262,12 @@ def score_libraries(
     between worker processes; those share the Recommender when it is plain arrays (tf-idf), else
     each builds its own with `rebuild()` (e.g. dense features, whose model session and cache
     connection must not cross a fork; their corpus embeddings come from the cache). `steering` (prefer /
-    avoid texts, recency) is every user's; a BatchScorer given as `recommender` brings its own.
+    avoid texts, recency) and `caches` (the prepared corpus's, recommender/pipeline/build.py) are every
+    user's; a BatchScorer given as `recommender` brings its own.
     """
     started = time.perf_counter()
     scorer = (recommender if isinstance(recommender, BatchScorer)
-              else BatchScorer(recommender, top_n=top_n, steering=steering))
+              else BatchScorer(recommender, top_n=top_n, steering=steering, caches=caches))
     jobs, rebuild = _plan_workers(scorer, jobs, rebuild)
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recommender.items import LibraryItem, Recommendation
+from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import Feedback, apply_feedback
 from recommender.scoring.match import with_match
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
@@ -45,14 +46,16 @@ class RankOptions:
     every_paper: bool = False
 
 
-def rank(recommender: Recommender, library: Library, options: RankOptions = RankOptions()) -> list[Recommendation]:
-    """The ranked list for one library: the same inputs give the same list in every command."""
+def rank(recommender: Recommender, library: Library, options: RankOptions = RankOptions(),
+         caches: ScoringCaches = NO_CACHES) -> list[Recommendation]:
+    """The ranked list for one library: the same inputs give the same list in every command. `caches`
+    (recommender/scoring/caches.py, built by build.run_caches) only saves work: the list is the same without."""
     feedback = library.feedback or Feedback()
     owned = [item for item in library.items if item.key not in library.shared] if library.shared else library.items
     profile = library.profile if library.profile is not None else library.items
     whole = bool(feedback) or options.every_paper
     recs = recommender.recommend(owned, top_n=0 if whole else options.top_n, seats=options.top_n,
-                                 profile=profile, steering=options.steering)
+                                 profile=profile, steering=options.steering, caches=caches)
     if feedback:
         texts = [item.text for item in profile if item.text.strip()]
         rows = recommender.representation.transform(texts) if texts else None

@@ -31,6 +31,7 @@ from recommender.scoring.aggregation import (
     top_values,
 )
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
+from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
 from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import (
@@ -66,10 +67,11 @@ class Recommender:
     fine_order : for the fused scoring, order its FINE_TOP best papers by the fine fusion (fusion.cascade,
         fusion.fine_weights); False keeps the fused order (as before issue 25).
     corpus_rows, corpus_keys : the rows and identity keys a prepared corpus already holds for these papers.
-    incremental : the kept library state (incremental.IncrementalScorer): a re-run reuses the last run's work.
-    corpus_extra : `memo(name, build)` for arrays derived from the corpus (prepared.prepared_extra).
-    release_encoder : free a neural encoder before scoring (batch scoring keeps it for the next user).
     interests : give each library interest its share of the list (facets.py); False keeps the score order.
+
+    Only scoring parameters and the corpus's own data: what a call may reuse between runs (the kept
+    library state, arrays derived from the corpus, whether to keep the encoder loaded) is handed to each
+    `recommend` call as a `ScoringCaches` (recommender/scoring/caches.py).
     """
 
     def __init__(
@@ -82,9 +84,6 @@ class Recommender:
         weights: FusionWeights | None = None,
         corpus_rows=None,
         corpus_keys: CorpusKeys | None = None,
-        incremental=None,
-        corpus_extra=None,
-        release_encoder: bool = True,
         interests: bool = True,
         fine_order: bool = True,
     ) -> None:
@@ -97,7 +96,7 @@ class Recommender:
         if corpus_rows is None:
             corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.corpus_rows = corpus_rows
-        dense = isinstance(corpus_rows, np.ndarray)
+        self.dense = dense = isinstance(corpus_rows, np.ndarray)  # dense rows: an array; sparse (tf-idf) else
         if model is not None and not dense:
             raise ValueError("the collaborative model needs dense features (--features dense)")
         if model is not None and weights is None and not (getattr(model, "provenance", None) or {}).get("fusion_weights"):
@@ -112,9 +111,6 @@ class Recommender:
         self.beta = adapter_beta(model) if model is not None else 0.0
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
         self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
-        self.incremental = incremental if dense else None
-        self.corpus_extra = corpus_extra
-        self.release_encoder = release_encoder
         self.interests = interests
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
         self._authors = None  # the corpus authors' name keys, made on first use
@@ -127,6 +123,7 @@ class Recommender:
         profile: Sequence[LibraryItem] | None = None,
         steering: Steering | None = None,
         seats: int | None = None,
+        caches: ScoringCaches = NO_CACHES,
     ) -> list[Recommendation]:
         """Rank the corpus for one user.
 
@@ -135,7 +132,7 @@ class Recommender:
         `steering`: prefer / avoid texts and the recency half-life (steering.py); applied after the
         kept library state, so a kept value never holds it. `seats`: the length of the list the interests
         share out (default `top_n`, or DEFAULT_TOP_N for every paper), so a whole ranking can be ordered as
-        a list of `seats` would be (recommender/pipeline/rank.py).
+        a list of `seats` would be (recommender/pipeline/rank.py). `caches`: what this call may reuse.
         """
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
@@ -145,23 +142,25 @@ class Recommender:
         steer_rows, prefer = self._steer_rows(steering), None  # the rows before the encoder may be released
         item_weights = (recency_weights([item.date_added for item in profile_items], steering.half_life_days)
                         if steering is not None and steering.half_life_days is not None else None)
+        kept_state = caches.library_state() if caches.library_state is not None and self.dense else None
+        memo = caches.corpus_memo
         with scoring_threads():
-            rows, values = self._content_values(texts)
+            rows, values = self._content_values(texts, kept_state, None if caches.keep_encoder else self._release)
             if item_weights is not None:  # the kept state holds the unweighted values; these are not kept
                 values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
-                signals = self.signals(texts, rows, scores, owned, values, item_weights)
+                signals = self.signals(texts, rows, scores, owned, values, item_weights, kept_state, memo)
                 scores = fuse(signals, self.weights.shares(list(signals)))
                 if self.fine:  # the fused score picks the top papers, the fine fusion orders them
                     scores = cascade(scores, signals, self.fine, FINE_TOP, eligible=~owned)
-            authors = self._author_matches(library if profile is None else profile)
+            authors = self._author_matches(library if profile is None else profile, memo)
             scores = with_authors(scores, authors, owned)  # papers by the library's authors, each author capped
             if steer_rows is not None:  # last: what the user asked for in words outweighs what the library implies
                 prefer, avoid = self._steer_similarities(steering, steer_rows)
                 scores = steered_scores(scores, prefer, avoid, scale_for(self.representation))
-        if self.incremental is not None:
-            self.incremental.finish()  # the library state with every signal's values, for the next run
+        if kept_state is not None:
+            kept_state.finish()  # the library state with every signal's values, for the next run
         order = np.lexsort((np.arange(len(self.corpus)), -scores))
         order = order[~owned[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
@@ -203,11 +202,11 @@ class Recommender:
         similarities = cosine(steer_rows, self.corpus_rows).astype(np.float64)
         return similarities[: len(steering.prefer)], similarities[len(steering.prefer):]
 
-    def _content_values(self, texts: list[str]) -> tuple[np.ndarray, TopValues]:
-        """The texts' rows and each paper's best similarities to them (the content topK's values)."""
-        release = self._release if self.release_encoder else None
-        if self.incremental is not None:
-            return self.incremental.score(texts, self.representation, self.corpus_rows, self.base, release=release)
+    def _content_values(self, texts: list[str], kept_state=None, release=None) -> tuple[np.ndarray, TopValues]:
+        """The texts' rows and each paper's best similarities to them (the content topK's values); `release`
+        frees the encoder once the rows are made."""
+        if kept_state is not None:
+            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release)
         rows = self.representation.transform(texts)
         if release is not None:
             release()
@@ -215,11 +214,11 @@ class Recommender:
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
                 owned: np.ndarray, values: TopValues | None = None,
-                item_weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                item_weights: np.ndarray | None = None, kept_state=None, memo=None) -> dict[str, np.ndarray]:
         """Every signal with a positive weight, in the fused score or in the fine order, for one user: its
         texts, their rows, the content topK scores, the owned mask, (for the fine order's nearest-items
         signals, from the same kept similarities) the content values, and the items' recency weights
-        (recency.py; None: all count the same)."""
+        (recency.py; None: all count the same); `kept_state` and `memo` as `recommend`'s caches hold them."""
         weights: FusionWeights = self.weights
         wanted = {name for name in ("lexical", "learned", "collaborative") if getattr(weights, name) > 0} | set(self.fine)
         signals = {"content": content}
@@ -228,26 +227,28 @@ class Recommender:
                 if name in self.fine:
                     signals[name] = values.scores(aggregation)
         if "lexical" in wanted:
-            signals["lexical"] = self._lexical_scores(texts, item_weights)
+            signals["lexical"] = self._lexical_scores(texts, item_weights, kept_state, memo)
         factors = None
         if self.model is not None and ("collaborative" in wanted or ("learned" in wanted and self.beta > 0)):
-            factors = self._profile_factors(texts)
+            factors = self._profile_factors(texts, kept_state)
         if "learned" in wanted:
-            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned), item_weights)
+            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned), item_weights, kept_state,
+                                                      memo)
         if "collaborative" in wanted and factors is not None:
-            signals["collaborative"] = self._corpus_factors() @ self.model.user_vector(factors)
+            signals["collaborative"] = self._corpus_factors(memo) @ self.model.user_vector(factors)
         return signals
 
-    def _author_matches(self, items: Sequence[LibraryItem]) -> AuthorMatches:
+    def _author_matches(self, items: Sequence[LibraryItem], memo=None) -> AuthorMatches:
         """The corpus authors who wrote these items (the name index made once per corpus)."""
         if self._authors is None:
-            self._authors = corpus_authors(self.corpus, self.corpus_extra)
+            self._authors = corpus_authors(self.corpus, memo)
         return match_authors(self._authors, items)
 
-    def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None) -> np.ndarray:
+    def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None, kept_state=None,
+                        memo=None) -> np.ndarray:
         """tf-idf topK (values only); with the kept state only texts new since the last run are scored."""
         if self._lexical is None:
-            self._lexical = lexical_corpus(self.corpus, self.corpus_extra)
+            self._lexical = lexical_corpus(self.corpus, memo)
         index, corpus_rows = self._lexical
         if item_weights is not None:  # recency-weighted values are never kept
             return sparse_top_values(scaled_rows(index.transform(texts), item_weights), corpus_rows,
@@ -258,14 +259,14 @@ class Recommender:
             new = sparse_top_values(index.transform(texts[start:]), corpus_rows, self.base) if len(texts) > start else None
             return new if previous is None else merge_top_values(previous, new, self.base)
 
-        if self.incremental is None or parse_aggregation(self.base)[0] == "mean":
+        if kept_state is None or parse_aggregation(self.base)[0] == "mean":
             return compute(None).scores(self.base)
-        values = self.incremental.signal_values(f"lexical-{self.base}", corpus_rows.shape[0],
+        values = kept_state.signal_values(f"lexical-{self.base}", corpus_rows.shape[0],
                                                 lambda n_items: kept(self.base, n_items), compute)
         return values.scores(self.base)
 
     def _learned_scores(self, rows: np.ndarray, factors: np.ndarray | None, exclude: np.ndarray,
-                        item_weights: np.ndarray | None = None) -> np.ndarray:
+                        item_weights: np.ndarray | None = None, kept_state=None, memo=None) -> np.ndarray:
         """The per-user linear model's decision values; in the collaborative adapter's space when the
         model says so (adapter.py); positives weighted by `item_weights` (recency.py) when given. The kept
         state returns the last run's when every input is the same."""
@@ -281,33 +282,33 @@ class Recommender:
                 chosen = rows if positives is None else rows[positives]
                 return linear(chosen, self.corpus_rows[negatives], self.corpus_rows)
             positives = np.arange(len(rows)) if positives is None else positives
-            corpus = self._adapted_corpus()
+            corpus = self._adapted_corpus(memo)
             chosen = RowBlocks(len(positives), adapted_blocks(rows, factors, self.beta, positives))
             return linear(chosen, corpus[negatives], corpus)
 
-        if self.incremental is None:
+        if kept_state is None:
             return fit()
         # The rows and factors follow from the texts (which the kept state keys by) and the models named here.
         inputs = (SETTINGS, self.beta, factors_name(self.model) if self.beta > 0 else None, exclude)
         if item_weights is not None:  # a recency-weighted fit is kept under its own key
             inputs += (item_weights,)
-        return self.incremental.kept_value("learned", inputs, fit)
+        return kept_state.kept_value("learned", inputs, fit)
 
-    def _profile_factors(self, texts: list[str]) -> np.ndarray:
+    def _profile_factors(self, texts: list[str], kept_state=None) -> np.ndarray:
         """The user's items' predicted factors; with the kept state only new texts are mapped."""
-        if self.incremental is None:
+        if kept_state is None:
             return self.model.item_factors(texts)
-        return self.incremental.item_factors(self.model, texts)
+        return kept_state.item_factors(self.model, texts)
 
-    def _corpus_factors(self) -> np.ndarray:
+    def _corpus_factors(self, memo=None) -> np.ndarray:
         if self._factors is None:
-            self._factors = corpus_factors(self.corpus, self.model, self.corpus_extra)
+            self._factors = corpus_factors(self.corpus, self.model, memo)
         return self._factors
 
-    def _adapted_corpus(self) -> np.ndarray:
+    def _adapted_corpus(self, memo=None) -> np.ndarray:
         """The corpus rows in the adapter's space, made once (a batch scores many users)."""
         if self._adapted is None:
-            self._adapted = adapted(self.corpus_rows, self._corpus_factors(), self.beta)
+            self._adapted = adapted(self.corpus_rows, self._corpus_factors(memo), self.beta)
         return self._adapted
 
     def _release(self) -> None:

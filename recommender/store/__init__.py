@@ -16,9 +16,9 @@ without storing, with one notice naming the folder for the whole run.
 """
 
 from recommender.store.files import Damaged, read_npz, write_bytes, write_npz
-from recommender.store.keys import digest
+from recommender.store.keys import code_fingerprint, digest
 from recommender.store.memo import Store
 from recommender.store.paths import CACHE_DIR_ENV, DATA_DIR_ENV, cache_dir, data_dir, private_dir
 
-__all__ = ["CACHE_DIR_ENV", "DATA_DIR_ENV", "Damaged", "Store", "cache_dir", "data_dir", "digest",
+__all__ = ["CACHE_DIR_ENV", "DATA_DIR_ENV", "Damaged", "Store", "cache_dir", "code_fingerprint", "data_dir", "digest",
            "private_dir", "read_npz", "write_bytes", "write_npz"]

@@ -119,19 +119,22 @@ class BatchRequest:
 def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
     """Build one Recommender (from the prepared-corpus cache, as reading-list), score every library file,
     write rows (and the group summary)."""
+    from recommender.batch.runner import BatchScorer
+
     users = _checked_users(request)
-    recommender = _recommender(corpus_paths, request)
+    built = _shipped(corpus_paths, request)
+    scorer = BatchScorer(built.recommender, top_n=request.top_n, steering=request.steering, caches=built.caches)
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
         if request.scheduler:
-            summary = _run_on_dask(recommender, users, request, progress)
+            summary = _run_on_dask(scorer, users, request, progress)
         else:
-            summary = score_libraries(recommender, users, load=load_user_library, output=target,
-                                      fmt=request.fmt, top_n=request.top_n, overwrite=request.overwrite,
+            summary = score_libraries(scorer, users, load=load_user_library, output=target,
+                                      fmt=request.fmt, overwrite=request.overwrite,
                                       group_summary=request.group_summary, group_name=group_name(request),
                                       jobs=request.jobs,
-                                      rebuild=functools.partial(_recommender, corpus_paths, request),
-                                      progress=progress, steering=request.steering)
+                                      rebuild=functools.partial(_rebuilt, corpus_paths, request),
+                                      progress=progress)
     if summary.group is not None:
         _write_group(summary, request.fmt)
     return summary
@@ -152,7 +155,7 @@ def _checked_users(request: BatchRequest) -> dict[str, str]:
     return users
 
 
-def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, progress) -> BatchSummary:
+def _run_on_dask(scorer, users: dict[str, str], request: BatchRequest, progress) -> BatchSummary:
     """The same job on a Dask cluster; --out names a folder of part files (the `dask` extra)."""
     if not request.output or request.output == "-":
         raise SourceError("--scheduler needs --out FOLDER (each partition writes its own part file there)")
@@ -171,23 +174,28 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
     else:
         cluster, client = None, Client(request.scheduler)
     try:
-        return score_libraries_dask(client, recommender, users, load=load_user_library,
-                                    out_dir=request.output, fmt=request.fmt, top_n=request.top_n,
+        return score_libraries_dask(client, scorer, users, load=load_user_library,
+                                    out_dir=request.output, fmt=request.fmt,
                                     group_summary=request.group_summary, group_name=group_name(request),
-                                    progress=progress, steering=request.steering)
+                                    progress=progress)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def _recommender(corpus_paths: Sequence[str], request: BatchRequest):
-    """The one Recommender every user is scored with, built as `reading-list` builds it (no kept
-    per-library state: each user is scored once)."""
-    from zotero_bridge.cli.corpus_input import build_recommender
+def _shipped(corpus_paths: Sequence[str], request: BatchRequest):
+    """The one Recommender every user is scored with and its caches, built as `reading-list` builds them (no
+    kept per-library state: each user is scored once)."""
+    from zotero_bridge.cli.corpus_input import shipped
 
-    return build_recommender(corpus_paths, features=request.features, aggregation=request.aggregation,
-                             model=request.model, incremental=False)
+    return shipped(corpus_paths, features=request.features, aggregation=request.aggregation, model=request.model,
+                   keep_state=False)
+
+
+def _rebuilt(corpus_paths: Sequence[str], request: BatchRequest):
+    """A worker's own Recommender (a model session must not cross a fork); the caches come with the scorer."""
+    return _shipped(corpus_paths, request).recommender
 
 
 def group_name(request: BatchRequest) -> str:

@@ -1,5 +1,5 @@
-"""Which corpus a command ranks and the Recommender built on it: the files given (folders expanded) or the
-default (the bundled ICML 2025 list, enriched by a fetch), read through the prepared-corpus cache."""
+"""Which corpus a command ranks: the files given (folders expanded) or the default (the bundled ICML 2025 list,
+enriched by a fetch); the shipped Recommender on it comes from recommender/pipeline/build.py."""
 
 from __future__ import annotations
 
@@ -75,53 +75,20 @@ def _say_fetched(counts: dict) -> None:
         note(said := fetch_summary(counts), said[:1].upper() + said[1:] + ".")
 
 
-def build_recommender(corpus_paths, *, features: str, aggregation: str, model=None, representation=None,
-                      incremental: bool = True):
-    """A Recommender for the corpus, from the prepared-corpus cache when these files were prepared before
-    (recommender/scoring/prepared.py): the same papers, keys and rows, without reading them again.
-    `aggregation` and `model` as `scoring` checked them; `incremental`: keep each library's rows and
-    top-K for its next run (one library per run; not for batch scoring)."""
-    import functools
+def shipped(corpus_paths, *, features: str, aggregation: str, model=None, representation=None,
+            keep_state: bool = True):
+    """The shipped Recommender on the corpus a command was given and the caches it ranks with
+    (recommender/pipeline/build.py: `Built`), what reading the corpus had to say said once. `keep_state`:
+    keep each library's rows and top-K for its next run (one library per run; not for batch scoring)."""
+    from recommender.pipeline.build import shipped_recommender
 
-    from recommender.corpus.store import resolve_corpus_path, zotrec_version
-    from recommender.features import make_representation
-    from recommender.scoring.prepared import prepare, prepared_extra
-    from recommender.scoring.owned import CorpusKeys
-    from recommender.scoring.ranking import Recommender
-
-    given, fetched = corpus_files(corpus_paths)
-    files = [resolve_corpus_path(spec) for spec in given]
-    if not all(file.is_file() for file in files):  # the reader gives the one-line error
-        papers = load_corpus_papers(corpus_paths)
-        return Recommender(papers, aggregation=aggregation, representation=representation or features, model=model)
-    representation = representation or make_representation(features)
-
-    def load():
-        from recommender.corpus.readers import load_corpus
-
-        loaded = load_corpus(files, enrich_with=fetched)
-        return loaded.papers, {"skipped": [[skipped.where, skipped.reason] for skipped in loaded.skipped],
-                               "fetched": loaded.fetch_counts()}
-
-    def matrix(papers):
-        if features != "dense":  # tf-idf is fitted per run; only dense rows are stored
-            return None
-        return representation.transform([paper.text for paper in papers])
-
-    prepared, key = prepare([*files, *fetched], load, features, getattr(representation, "model_id", ""),
-                            zotrec_version(), matrix, lambda papers: CorpusKeys(papers).to_json())
-    _say_skipped(prepared.notes.get("skipped", []))
-    _say_fetched(prepared.notes.get("fetched", {}))
-    _say_title_only(prepared.papers)
-    kept = None
-    if incremental and prepared.matrix is not None:  # dense rows: keep the library's rows and top-K for the next run
-        from recommender.scoring.incremental import IncrementalScorer, state_dir
-
-        kept = IncrementalScorer(state_dir(), f"{key}/{aggregation}")
-    return Recommender(prepared.papers, aggregation=aggregation, representation=representation,
-                       model=model, corpus_rows=prepared.matrix,
-                       corpus_keys=CorpusKeys.from_json(prepared.keys), incremental=kept,
-                       corpus_extra=functools.partial(prepared_extra, key))  # a partial: it crosses to workers
+    files, fetched = corpus_files(corpus_paths)
+    built = shipped_recommender(files, fetched, features=features, aggregation=aggregation, model=model,
+                                representation=representation, keep_state=keep_state)
+    _say_skipped(built.notes.get("skipped", []))
+    _say_fetched(built.notes.get("fetched", {}))
+    _say_title_only(built.recommender.corpus)
+    return built
 
 
 def _say_skipped(skipped: list) -> None:

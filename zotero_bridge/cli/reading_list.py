@@ -19,7 +19,7 @@ from zotero_bridge.cli.common import (
     source_settings,
     write_output,
 )
-from zotero_bridge.cli.corpus_input import build_recommender
+from zotero_bridge.cli.corpus_input import shipped
 from zotero_bridge.cli.steering import steering_options, warn_undated
 
 
@@ -70,8 +70,9 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     settings = source_settings(library_id, library_type, api_key, endpoint)
     read = read_sources(libraries, settings)
     warn_undated(steering, read.items)
-    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
-                                    representation=make_representation(features, encoder))
+    built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
+                    representation=make_representation(features, encoder))
+    recommender = built.recommender
     from dataclasses import replace
 
     from recommender.pipeline import RankOptions, rank
@@ -80,7 +81,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     library = library_input(libraries, read.items, recommender.corpus,
                             click.get_current_context().meta.get("zotrec.group"), settings)
     library = replace(library, profile=profile_for(library.items, collection))
-    recs = rank(recommender, library, RankOptions(top_n=top_n, steering=steering))
+    recs = rank(recommender, library, RankOptions(top_n=top_n, steering=steering), built.caches)
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):

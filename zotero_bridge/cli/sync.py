@@ -14,7 +14,7 @@ from zotero_bridge.cli.common import (
     scoring,
     source_settings,
 )
-from zotero_bridge.cli.corpus_input import build_recommender
+from zotero_bridge.cli.corpus_input import shipped
 from zotero_bridge.cli.steering import steering_options
 
 
@@ -86,10 +86,9 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
         log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,
                                                            "library_type": found.library_type,
                                                            "endpoint": found.endpoint}))
-    recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model)
-    request = SyncRequest(recommender.corpus, settings, collection_name, top_n=top_n, dry_run=dry_run,
-                          aggregation=aggregation, representation=features, model=model, recommender=recommender,
-                          transport=transport, steering=steering)
+    built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model)
+    request = SyncRequest(built.recommender, settings, collection_name, top_n=top_n, dry_run=dry_run,
+                          transport=transport, steering=steering, caches=built.caches)
     from recommender.formats.output import safe_json, safe_text
 
     text = render_sync_report(run_sync(request), fmt)  # titles and reasons are library and corpus text

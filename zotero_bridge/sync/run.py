@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recommender.items import Paper, Recommendation
-from recommender.scoring.fusion import DEFAULT_SCORING
+from recommender.items import Recommendation
+from recommender.scoring.caches import NO_CACHES, ScoringCaches
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
@@ -57,20 +58,18 @@ def local_transport(endpoint: str = "") -> Transport:
 
 @dataclass
 class SyncRequest:
-    """What the user asked for; `papers` is the loaded corpus."""
+    """What the user asked for: the Recommender to rank with (recommender/pipeline/build.py's, or one built
+    on a list of papers) and the caches it ranks with."""
 
-    papers: Sequence[Paper]
+    recommender: Recommender
     options: SourceOptions
     collection_name: str
     top_n: int = 20
     dry_run: bool = False
-    aggregation: str = DEFAULT_SCORING
-    representation: str = "tfidf"
-    model: Any = None  # a dense collaborative model, as reading-list's --model loads it
     memory_path: Path | None = None  # the history file (default: history.sqlite in the user data folder)
-    recommender: Any = None  # a built Recommender for `papers` (the CLI's, from the prepared corpus); else built here
     transport: Transport = WEB_API  # local_transport(URL) for zotero:local
     steering: Any = None  # recommender.scoring.steering.Steering: --prefer / --avoid / --recent-half-life
+    caches: ScoringCaches = NO_CACHES
 
 
 @dataclass
@@ -108,11 +107,9 @@ class SyncReport:
 def run_sync(request: SyncRequest) -> SyncReport:
     """Read, learn from the fates of earlier recommendations, score, plan, and (unless dry-run) write and
     remember; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
-    from recommender.scoring.ranking import Recommender
     from zotero_bridge.feedback.memory import Memory
 
-    recommender = request.recommender or Recommender(request.papers, representation=request.representation,
-                                                     aggregation=request.aggregation, model=request.model)
+    recommender = request.recommender
     session, cache = request.transport.open(request.options)
     memory = Memory(request.memory_path)
     library = library_name(session.credentials.library_type, session.credentials.library_id)
@@ -194,7 +191,7 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     from recommender.pipeline import Library, RankOptions, rank
 
     recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
-                RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True))
+                RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
                      corpus=recommender.corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}

@@ -296,7 +296,9 @@ def test_fine_weights_come_from_the_model_else_the_measured_default():
 
     assert fine_weights(None) == {k: v for k, v in FINE_WEIGHTS.items() if k != "collaborative" and v > 0}
 
+    from recommender.collaborative.card import ModelCard
+
     class Stored:
-        provenance = {"fine_weights": {"nearest": 0.6, "learned": 0.4, "unknown": 1.0}}
+        card = ModelCard.read({"fine_weights": {"nearest": 0.6, "learned": 0.4, "unknown": 1.0}}, "enc", "stub")
 
     assert fine_weights(Stored()) == {"nearest": 0.6, "learned": 0.4}

@@ -10,6 +10,7 @@ import stat
 import numpy as np
 import pytest
 
+from recommender.collaborative.card import ModelCard
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.incremental import IncrementalScorer
 from recommender.scoring.caches import ScoringCaches
@@ -207,6 +208,7 @@ class StubFactors:
     every call to item_factors is counted by its number of texts."""
 
     cache_id = "test-hash-vectors/factors/stub"
+    card = ModelCard(encoder_id="test-hash-vectors", content="stub")
 
     def __init__(self) -> None:
         self.calls: list[int] = []

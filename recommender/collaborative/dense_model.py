@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from recommender.collaborative.card import ModelCard, arrays_content, file_content
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import InputError
 from recommender.store import write_npz
@@ -84,6 +85,15 @@ class DenseCollaborativeModel:
     training_item_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
     _representation: object | None = field(default=None, repr=False, compare=False)
     _source: Path | None = field(default=None, repr=False, compare=False)  # knn arrays not read yet
+    _content: str | None = field(default=None, repr=False, compare=False)  # a loaded file's digest (card.py)
+
+    @property
+    def card(self) -> ModelCard:
+        """What scoring reads from this model (card.py): weights, β, encoder, and its content's digest."""
+        if self._content is None:  # trained in this process: the arrays the predicted factors come from
+            self._content = arrays_content(self.map_weights, self.map_intercept, self.neighbour_vectors,
+                                           self.neighbour_factors, self.item_gram, np.array(self.map_kind))
+        return ModelCard.read(self.provenance, self.encoder_id, self._content, self._source)
 
     def _load_neighbours(self) -> None:
         """Read a loaded kNN model's training vectors and factors, the first time they are needed:
@@ -119,7 +129,7 @@ class DenseCollaborativeModel:
 
             self._representation = make_encoder_representation(self.encoder_id)
         texts = list(texts)
-        cache = getattr(self._representation, "cache", None)
+        cache = self._representation.cache  # the encoder's embedding cache (features/dense.py)
         keys = [text_hash(text) for text in texts]
         dimension = len(self.item_gram)
         found = cache.lookup(self.cache_id, keys, dimension) if cache else {}
@@ -136,11 +146,9 @@ class DenseCollaborativeModel:
 
     @property
     def cache_id(self) -> str:
-        """The embedding cache's model id for this model's predicted factors (changes with the model)."""
-        import hashlib
-
-        digest = hashlib.sha256(json.dumps(self.provenance, sort_keys=True).encode()).hexdigest()[:16]
-        return f"{self.encoder_id}/factors/{self.map_kind}/{digest}"
+        """The embedding cache's model id for this model's predicted factors: its content's digest (card.py),
+        so another model never shares them, whatever its provenance says."""
+        return f"{self.encoder_id}/factors/{self.map_kind}/{self.card.content[:16]}"
 
     def user_vector(self, library_factors: np.ndarray) -> np.ndarray:
         """ALS fold-in: the user vector that best explains saving these items and no others."""
@@ -199,7 +207,9 @@ class DenseCollaborativeModel:
                     encoder_id=_text(data, "encoder_id"),
                     provenance=_mapping(json.loads(_text(data, "provenance")), "provenance"),
                     _source=Path(path) if knn else None,
+                    _content=file_content(Path(path)),
                 )
+                model.card  # noqa: B018 (read once here: a damaged provenance is the load's one-line error)
                 return model
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=path) from None

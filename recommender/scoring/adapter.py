@@ -39,7 +39,7 @@ def adapted_blocks(vectors: np.ndarray, factors: np.ndarray, beta: float, rows: 
 
 def adapter_beta(model) -> float:
     """The β a dense collaborative model was validated with (0: no adapter, as in models made before it)."""
-    return float((getattr(model, "provenance", None) or {}).get("adapter_beta", 0.0))
+    return model.card.adapter_beta if model is not None else 0.0
 
 
 __all__ = ["ADAPTER_BETA", "adapted", "adapted_blocks", "adapter_beta", "unit_rows"]

@@ -61,7 +61,7 @@ FINE_WEIGHTS: dict[str, float] = {"nearest": 0.144, "content": 0.144, "lexical":
 def fine_weights(model=None) -> dict[str, float]:
     """The fine order's weights stored in a dense collaborative model (chosen with it on validation), else
     FINE_WEIGHTS; the signals a model without the collaborative part cannot give are left out."""
-    stored = (getattr(model, "provenance", None) or {}).get("fine_weights")
+    stored = model.card.fine_weights if model is not None else None  # the model's card (collaborative/card.py)
     weights = {name: float(value) for name, value in (stored or FINE_WEIGHTS).items() if name in FINE_SIGNALS}
     if model is None:
         weights.pop("collaborative", None)
@@ -71,7 +71,7 @@ def fine_weights(model=None) -> dict[str, float]:
 def default_weights(model=None) -> FusionWeights:
     """The weights stored in a dense collaborative model (chosen with it on validation), else the
     content-only weights measured in docs/evaluation.md."""
-    stored = (getattr(model, "provenance", None) or {}).get("fusion_weights")
+    stored = model.card.fusion_weights if model is not None else None  # the model's card (collaborative/card.py)
     if stored:
         return FusionWeights(**{name: float(stored.get(name, 0.0)) for name in SIGNALS})
     return CONTENT_WEIGHTS

@@ -99,7 +99,7 @@ class Recommender:
         self.dense = dense = isinstance(corpus_rows, np.ndarray)  # dense rows: an array; sparse (tf-idf) else
         if model is not None and not dense:
             raise ValueError("the collaborative model needs dense features (--features dense)")
-        if model is not None and weights is None and not (getattr(model, "provenance", None) or {}).get("fusion_weights"):
+        if model is not None and weights is None and not model.card.fusion_weights:
             raise ValueError("this collaborative model has no fusion weights (a tf-idf model from an older "
                              "zotrec?): train a new one with `zotrec train`")
         self.aggregation, self.model = aggregation, model
@@ -108,7 +108,7 @@ class Recommender:
             self.weights = weights
         self.fine = fine_weights(model) if fine_order and aggregation == LEARNED and self.weights is not None else {}
         parse_aggregation(self.base)
-        self.beta = adapter_beta(model) if model is not None else 0.0
+        self.beta = adapter_beta(model)
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
         self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
         self.interests = interests

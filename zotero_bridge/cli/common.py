@@ -175,7 +175,7 @@ def load_model(model_path: str | None, features: str | None = None):
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
         note("with the shipped collaborative part (--model none: off)",
              f"Hybrid scoring with the collaborative part shipped with zotrec (trained on "
-             f"{model.provenance.get('data', 'unknown data')}; --model none turns it off).")
+             f"{model.card.data or 'unknown data'}; --model none turns it off).")
         return model
     from recommender.collaborative.dense_model import DenseCollaborativeModel
     from recommender.errors import InputError
@@ -190,7 +190,7 @@ def load_model(model_path: str | None, features: str | None = None):
     if features != "dense":  # hybrid rows are sparse: the model's adapter and factors need dense rows
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
     note(f"hybrid with {model_path}",
-         f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
+         f"Hybrid scoring with {model_path} (trained on {model.card.data or 'unknown data'}).")
     return model
 
 

@@ -135,7 +135,7 @@ def _model_label(features: str, recommender) -> str:
     names = {"lexical": "tf-idf top5", "learned": "per-user linear model", "collaborative": "collaborative part"}
     parts = [label for name, label in names.items()
              if getattr(weights, name) > 0 and (name != "collaborative" or model is not None)]
-    data = model.provenance.get("data", "") if model is not None else ""
+    data = model.card.data if model is not None else ""
     return f"{features} {recommender.base} fused with " + ", ".join(parts) + (f" (trained on {data})" if data else "")
 
 

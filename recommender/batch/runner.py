@@ -324,7 +324,7 @@ def _plan_workers(scorer: BatchScorer, jobs: int, rebuild: Callable[[], Recommen
         return jobs, None
     if jobs > 1 and rebuild is None:
         log.warning("%s features cannot be shared with worker processes: scoring in one process",
-                    getattr(scorer.recommender.representation, "name", "these"))
+                    scorer.recommender.representation.name)
         return 1, None
     return jobs, rebuild
 
@@ -332,7 +332,7 @@ def _plan_workers(scorer: BatchScorer, jobs: int, rebuild: Callable[[], Recommen
 def _shareable(recommender: Recommender) -> bool:
     """Worker processes get the Recommender by fork; tf-idf is plain arrays, but a model session or a
     cache connection (dense features) must not cross a fork."""
-    return getattr(recommender.representation, "name", "") == "tfidf"
+    return recommender.representation.name == "tfidf"
 
 
 def _check_unique(users: Sequence[str]) -> None:

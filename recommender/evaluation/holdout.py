@@ -10,6 +10,8 @@ import numpy as np
 
 from recommender.errors import EmptyLibraryError, RecommenderError
 from recommender.items import LibraryItem, Paper
+from recommender.pipeline import Library, RankOptions
+from recommender.pipeline import rank as ranking
 from recommender.scoring.fusion import DEFAULT_SCORING
 from recommender.scoring.owned import owned_mask
 from recommender.scoring.ranking import Recommender
@@ -78,11 +80,10 @@ def evaluate_library_holdout(
     candidates += [Paper(id=f"holdout:{item.key}", title=item.title, abstract=item.abstract or None)
                    for item in hidden]
     recommender = Recommender(candidates, aggregation=aggregation, model=model, representation=representation)
-    ranked = recommender.recommend(kept, top_n=0)
+    ranked = ranking(recommender, Library(kept), RankOptions(top_n=0))  # the one ranking (recommender/pipeline)
     rank_of = {rec.paper.id: rec.rank for rec in ranked}
     result = HoldoutResult(candidates=len(ranked), profile_items=len(kept),
-                           scoring=("fused" if getattr(model, "is_fusion", False) else "hybrid") if model is not None
-                           else f"content ({aggregation})")
+                           scoring="hybrid" if model is not None else f"content ({aggregation})")
     for item in hidden:
         rank = rank_of.get(f"holdout:{item.key}", len(ranked))
         result.hidden.append(HiddenRank(item.key, item.title, item.date_added, rank))

@@ -25,8 +25,7 @@ def _through(memo: Memo | None, name: str | None, build: Callable[[], dict[str, 
 def factors_name(model) -> str | None:
     """The name a collaborative model's predicted factors are kept under (with the prepared corpus and
     in the kept library state): one per model version (its cache_id); None for a model without one."""
-    cache_id = getattr(model, "cache_id", None)
-    return None if cache_id is None else f"factors-{digest(cache_id)[:16]}"
+    return None if model is None else f"factors-{digest(model.cache_id)[:16]}"
 
 
 def corpus_factors(papers: Sequence[Paper], model, memo: Memo | None = None) -> np.ndarray:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from recommender.features.base import is_dense
 from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import standardise
 from recommender.text import doi_key, title_key
@@ -117,7 +118,7 @@ def linear_feedback_scores(profile_rows, kept_rows, dismissed_rows, negative_row
 def feedback_weight(corpus_rows) -> float:
     """The linear model's weight for these feature rows: dense (an array, scored by the fused score) or
     anything else (tf-idf, as measured; the hybrid keeps that weight, unmeasured)."""
-    return DENSE_LINEAR_WEIGHT if isinstance(corpus_rows, np.ndarray) else LINEAR_WEIGHT
+    return DENSE_LINEAR_WEIGHT if is_dense(corpus_rows) else LINEAR_WEIGHT
 
 
 def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
@@ -189,7 +190,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
 def _cosine(corpus_rows, rows: list[int], columns: list[int]) -> np.ndarray:
     """Cosine similarity of corpus rows `rows` to corpus rows `columns` (rows are unit length)."""
     block = corpus_rows[rows] @ corpus_rows[columns].T
-    return np.asarray(block.toarray() if hasattr(block, "toarray") else block, dtype=np.float64)
+    return np.asarray(block if isinstance(block, np.ndarray) else block.toarray(), dtype=np.float64)
 
 
 def _renumber(recs: list[Recommendation]) -> list[Recommendation]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from recommender.features.base import dense_part
+
 MAX_INTERESTS = 10  # more than a top 20 can show side by side
 MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of its own
 MIN_FILED_SHARE = 0.5  # collections are the interests only when they hold at least half the items
@@ -270,7 +272,7 @@ def _dense(rows, seed: int = SEED) -> np.ndarray:
     the same rows give the same clusters on every run (ARPACK's ±4e-7 drifts flipped near-tied clusters)."""
     from scipy import sparse
 
-    rows = getattr(rows, "dense_rows", rows)  # hybrid rows (features/hybrid.py): their MiniLM part
+    rows = dense_part(rows)  # hybrid rows (features/base.py): their MiniLM part
     if not sparse.issparse(rows):
         return _unit(np.asarray(rows, dtype=np.float32))
     rows = sparse.csr_matrix(rows, dtype=np.float32)

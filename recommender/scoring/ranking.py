@@ -18,7 +18,7 @@ import numpy as np
 
 from recommender.errors import EmptyLibraryError
 from recommender.features import Representation, make_representation
-from recommender.features.base import cosine
+from recommender.features.base import cosine, is_dense
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
 from recommender.scoring.adapter import adapted, adapted_blocks, adapter_beta
 from recommender.scoring.aggregation import (
@@ -96,7 +96,7 @@ class Recommender:
         if corpus_rows is None:
             corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.corpus_rows = corpus_rows
-        self.dense = dense = isinstance(corpus_rows, np.ndarray)  # dense rows: an array; sparse (tf-idf) else
+        self.dense = dense = is_dense(corpus_rows)  # MiniLM rows, not tf-idf or hybrid (features/base.py)
         if model is not None and not dense:
             raise ValueError("the collaborative model needs dense features (--features dense)")
         if model is not None and weights is None and not model.card.fusion_weights:

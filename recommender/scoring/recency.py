@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from recommender.features.base import HybridRows
 from recommender.scoring.learned import RowBlocks, design, fit_logistic
 
 _DATE = re.compile(r"\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
@@ -50,8 +51,8 @@ def scaled_rows(rows, weights: np.ndarray):
     weights = np.asarray(weights, dtype=np.float32)
     if isinstance(rows, np.ndarray):
         return rows * weights[:, None]
-    if hasattr(rows, "dense_rows"):  # features.hybrid.HybridRows: both parts scaled scale their weighted sum
-        return type(rows)(scaled_rows(rows.sparse_rows, weights), scaled_rows(rows.dense_rows, weights),
+    if isinstance(rows, HybridRows):  # both parts scaled scale their weighted sum
+        return HybridRows(scaled_rows(rows.sparse_rows, weights), scaled_rows(rows.dense_rows, weights),
                           rows.dense_weight)
     from scipy import sparse
 

@@ -89,7 +89,7 @@ def checked_half_life(days, name: str = "recent half-life") -> float:
 def scale_for(representation) -> Calibration:
     """The similarity scale of these features: match.py's measured end points (dense, tf-idf, hybrid);
     an encoder without its own falls back to dense's."""
-    return CALIBRATIONS.get(getattr(representation, "name", "dense"), CALIBRATIONS["dense"])
+    return CALIBRATIONS.get(representation.name, CALIBRATIONS["dense"])
 
 
 def evidence(similarities: np.ndarray, scale: Calibration) -> np.ndarray:

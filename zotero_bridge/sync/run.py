@@ -244,7 +244,7 @@ def why_lines(rec: Recommendation) -> list[str]:
     if rec.reasons:
         lines.append("because you saved: " + "; ".join(f"'{r.item_title}' ({r.similarity:.2f})" for r in rec.reasons))
     lines.extend(more_reasons(rec))
-    lines.extend(getattr(rec, "feedback", ()) or ())
+    lines.extend(rec.feedback)
     return lines
 
 

@@ -104,3 +104,33 @@ def test_one_library_as_an_export_and_as_zotero_sqlite_gets_one_list(tmp_path, c
         exported = listed(bib, corpus_file, top_n)
         assert listed(path, corpus_file, top_n) == exported
         assert scored(path, corpus_file, top_n, tmp_path) == exported
+
+
+def test_one_parser_reads_every_library_spec(tmp_path):
+    """Reading a source, its feedback and sync's target all read `--library` by sources/dispatch.py's parser."""
+    from zotero_bridge.errors import SourceError
+    from zotero_bridge.sources.dispatch import FILE, LibrarySpec, parse_library_spec
+
+    (tmp_path / "zotero.sqlite").write_bytes(b"")
+    assert parse_library_spec("zotero:sqlite:/x/z.sqlite") == LibrarySpec("zotero:sqlite", "/x/z.sqlite")
+    assert parse_library_spec("zotero:sqlite") == LibrarySpec("zotero:sqlite", "")
+    assert parse_library_spec(str(tmp_path)) == LibrarySpec("zotero:sqlite", str(tmp_path / "zotero.sqlite"))
+    assert parse_library_spec("lab/ada.DB") == LibrarySpec("zotero:sqlite", "lab/ada.DB")
+    assert parse_library_spec("zotero:local:http://127.0.0.1:23119") == LibrarySpec("zotero:local",
+                                                                                    "http://127.0.0.1:23119")
+    assert parse_library_spec("zotero:web") == LibrarySpec("zotero:web", "")
+    assert parse_library_spec("library.bib") == LibrarySpec(FILE, "library.bib")
+    with pytest.raises(SourceError, match="unknown library source"):
+        parse_library_spec("zotero:mendeley")
+
+
+@pytest.mark.skipif(not zotero_db.schema_available(), reason="../shared Zotero schema missing")
+def test_the_zotero_data_folder_shows_its_feedback_as_its_database_does(tmp_path, corpus_file):
+    plain = tmp_path / "plain.sqlite"
+    build(plain, {})
+    first = listed(plain, corpus_file, 10)[0]
+    folder = tmp_path / "Zotero"
+    folder.mkdir()
+    build(folder / "zotero.sqlite", {first: {"trashed": True}})
+    assert listed(folder, corpus_file, 10) == listed(folder / "zotero.sqlite", corpus_file, 10)
+    assert first not in listed(folder, corpus_file, 10)

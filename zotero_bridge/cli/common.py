@@ -230,12 +230,21 @@ def run_inputs(*groups) -> list[str]:
         if not group:
             continue
         for value in [group] if isinstance(group, (str, Path)) else group:
-            path = Path(str(value).removeprefix("zotero:sqlite:"))
+            path = Path(_library_path(str(value)))
             if path.is_dir():
                 inputs.extend(str(p) for p in sorted(path.iterdir()) if p.is_file())
             else:
                 inputs.append(str(path))
     return inputs
+
+
+def _library_path(value: str) -> str:
+    """A `zotero:sqlite:PATH` library as its file (sources/dispatch.py's one parser); anything else as given."""
+    if not value.startswith("zotero:sqlite:"):
+        return value
+    from zotero_bridge.sources.dispatch import parse_library_spec
+
+    return parse_library_spec(value).argument
 
 
 def profile_for(items, collection: str | None):

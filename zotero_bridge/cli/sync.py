@@ -97,15 +97,17 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
 
 def sync_transport(library: str):
     """--library zotero:web (the Web API) or zotero:local[:URL] (the desktop's local API)."""
+    from zotero_bridge.sources.dispatch import parse_library_spec
     from zotero_bridge.sync.run import WEB_API
 
-    if library == "zotero:web":
+    parsed = parse_library_spec(library)  # the one --library parser
+    if parsed.kind == "zotero:web" and not parsed.argument:
         return WEB_API
-    if library == "zotero:local" or library.startswith("zotero:local:"):
+    if parsed.kind == "zotero:local":
         from zotero_bridge.local_api.session import LocalSession
         from zotero_bridge.sync.run import local_transport
 
-        endpoint = library[len("zotero:local:"):]
+        endpoint = parsed.argument
         LocalSession(endpoint).close()  # Zotero off, switched off or 7–9: said in one line before any scoring
         return local_transport(endpoint)
     raise click.ClickException(f"zotrec sync writes to zotero:web or zotero:local[:URL], not '{library}'")

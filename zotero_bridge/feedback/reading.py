@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
@@ -20,27 +19,11 @@ from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
 log = logging.getLogger(__name__)
 
 
-def sqlite_argument(spec: str) -> str | None:
-    """The zotero.sqlite argument of a --library spec, or None when the spec is another kind of source."""
-    if spec == "zotero:sqlite" or spec.startswith("zotero:sqlite:"):
-        return spec[len("zotero:sqlite:"):] if spec != "zotero:sqlite" else ""
-    if not spec.startswith("zotero:") and Path(spec).suffix.lower() in (".sqlite", ".db"):
-        return spec
-    return None
+def _argument(specs: Sequence[str], kind: str) -> str | None:
+    """The argument of the first `--library` spec of this kind (sources/dispatch.py's one parser), or None."""
+    from zotero_bridge.sources.dispatch import parse_library_spec
 
-
-def local_argument(spec: str) -> str | None:
-    """The endpoint of a zotero:local spec ('' for the default), or None for another kind of source."""
-    if spec == "zotero:local" or spec.startswith("zotero:local:"):
-        return spec[len("zotero:local:"):] if spec != "zotero:local" else ""
-    return None
-
-
-def web_argument(spec: str) -> str | None:
-    """The argument of a zotero:web spec ('' for the configured library), or None for another kind of source."""
-    if spec == "zotero:web" or spec.startswith("zotero:web:"):
-        return spec[len("zotero:web:"):] if spec != "zotero:web" else ""
-    return None
+    return next((parsed.argument for parsed in map(parse_library_spec, specs) if parsed.kind == kind), None)
 
 
 def read_web_view(argument: str, options) -> SqliteLibrary:
@@ -72,9 +55,7 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
     other members saved (the group signal)."""
     from zotero_bridge.sources.sqlite_paths import resolve_database_path
 
-    argument = next((a for a in map(sqlite_argument, specs) if a is not None), None)
-    endpoint = next((a for a in map(local_argument, specs) if a is not None), None)
-    web = next((a for a in map(web_argument, specs) if a is not None), None)
+    argument, endpoint, web = (_argument(specs, kind) for kind in ("zotero:sqlite", "zotero:local", "zotero:web"))
     if argument is not None:
         library = read_sqlite_view(resolve_database_path(argument), group)
     elif endpoint is not None:

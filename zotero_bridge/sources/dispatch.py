@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.corpus.readers import MAX_ABSTRACT_CHARS
@@ -72,26 +72,40 @@ def read_library(specs: Sequence[str], options: SourceOptions | None = None) -> 
 
 
 def _read_one(spec: str, options: SourceOptions) -> LibraryRead:
-    scheme, _, argument = _split_scheme(spec)
-    if scheme:
-        return _scheme_reader(scheme)(argument, options)
-    path = Path(spec).expanduser()
-    if path.is_dir() and (path / "zotero.sqlite").is_file():  # the Zotero data folder itself
-        path = path / "zotero.sqlite"
-    if path.suffix.lower() in SQLITE_SUFFIXES:
-        return _scheme_reader("zotero:sqlite")(str(path), options)
-    items, skipped = read_library_file(path)
+    parsed = parse_library_spec(spec)
+    if parsed.kind != FILE:
+        return _scheme_reader(parsed.kind)(parsed.argument, options)
+    items, skipped = read_library_file(Path(parsed.argument).expanduser())
     return LibraryRead(items=items, skipped=skipped, sources=[spec])
 
 
-def _split_scheme(spec: str) -> tuple[str, str, str]:
-    """'zotero:sqlite:/x/zotero.sqlite' → ('zotero:sqlite', ':', '/x/zotero.sqlite')."""
-    if not spec.startswith("zotero:"):
-        return "", "", spec
-    for scheme in SCHEMES:
-        if spec == scheme or spec.startswith(scheme + ":"):
-            return scheme, ":", spec[len(scheme) + 1 :]
-    raise SourceError(f"unknown library source '{spec}' (use a file path, {', '.join(SCHEMES)})")
+FILE = "file"
+
+
+@dataclass(frozen=True)
+class LibrarySpec:
+    """A `--library` SOURCE, parsed: `kind` is FILE (an export file) or a scheme of SCHEMES; `argument` the
+    file, the zotero.sqlite path, the local API's URL or the Web API's library ('' for the default)."""
+
+    kind: str
+    argument: str
+
+
+def parse_library_spec(spec: str) -> LibrarySpec:
+    """The one reading of a `--library` SOURCE, for reading it, for its feedback and for sync's target:
+    'zotero:sqlite:/x/zotero.sqlite' → (zotero:sqlite, /x/zotero.sqlite); a .sqlite/.db path, or the Zotero
+    data folder holding zotero.sqlite, is zotero:sqlite too; any other path is an export FILE."""
+    if spec.startswith("zotero:"):
+        for scheme in SCHEMES:
+            if spec == scheme or spec.startswith(scheme + ":"):
+                return LibrarySpec(scheme, spec[len(scheme) + 1 :])
+        raise SourceError(f"unknown library source '{spec}' (use a file path, {', '.join(SCHEMES)})")
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "zotero.sqlite").is_file():  # the Zotero data folder itself
+        return LibrarySpec("zotero:sqlite", str(path / "zotero.sqlite"))
+    if path.suffix.lower() in SQLITE_SUFFIXES:
+        return LibrarySpec("zotero:sqlite", str(path))
+    return LibrarySpec(FILE, spec)
 
 
 def _scheme_reader(scheme: str):

@@ -24,7 +24,7 @@ import numpy as np
 from recommender.features.base import is_dense
 from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import standardise
-from recommender.text import doi_key, title_key
+from recommender.scoring.owned import CorpusKeys
 
 # The weight of the per-user linear model against the content score (both standardise), chosen on a
 # validation fold of the simulation (recommender/evaluation/feedback_sim.py, docs/evaluation.md).
@@ -54,17 +54,17 @@ class Feedback:
 
 
 class CorpusMatcher:
-    """(DOI, title) of a saved item → the corpus id it is, by DOI or normalised title (a title made from an
-    abstract never matches): the one rule for "this member saved that paper", in a group library and in
-    `zotrec score --group-summary` alike. A class, not a closure, so that Dask can ship it."""
+    """(DOI, title) of a saved item → the corpus id it is, by the rule that says which papers a user owns
+    (owned.CorpusKeys.find): "this member saved that paper" in a group library and in `zotrec score
+    --group-summary` alike. A class, not a closure, so that Dask can ship it."""
 
     def __init__(self, corpus: Sequence[Paper]) -> None:
-        self.by_doi = {doi_key(p.doi): p.id for p in corpus if p.doi}
-        self.by_title = {title_key(p.title): p.id for p in corpus if not p.title_derived}
+        self.keys = CorpusKeys(corpus)
+        self.ids = [paper.id for paper in corpus]
 
     def __call__(self, doi: str, title: str) -> str | None:
-        paper = self.by_doi.get(doi_key(doi)) if doi else None
-        return paper or (self.by_title.get(title_key(title)) if title else None)
+        index = self.keys.find(doi=doi, title=title)
+        return None if index is None else self.ids[index]
 
 
 

@@ -38,6 +38,15 @@ class CorpusKeys:
         keys.size, keys.by_doi, keys.by_url, keys.by_title = data["size"], data["doi"], data["url"], data["title"]
         return keys
 
+    def find(self, doi: str = "", url: str = "", title: str = "") -> int | None:
+        """The corpus paper a saved item is, by the same rule as `owned`: DOI, then URL, then normalised
+        title (a title made from an abstract never matches); None when none is."""
+        for key, index in ((doi and doi_key(doi), self.by_doi), (url and url_key(url), self.by_url),
+                           (title and fast_title_key(title), self.by_title)):
+            if key and key in index:
+                return index[key][0]
+        return None
+
     def owned(self, library: Sequence[LibraryItem]) -> np.ndarray:
         """True for corpus papers the user already has: same DOI, URL or normalised title."""
         mask = np.zeros(self.size, dtype=bool)

@@ -44,10 +44,12 @@ from zotero_bridge.cli.steering import steering_options, warn_undated
 @click.option("--model", "model_path", metavar="PATH|none",
               help="A collaborative model (.npz from `zotrec train`). Default: the one shipped with zotrec "
                    "(dense features); 'none' scores on content only.")
+@click.option("--include-seen", is_flag=True,
+              help="Show arXiv papers again that a list, sync or digest showed this library on an earlier day.")
 @steering_options
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, features, encoder, fmt, output, model_path, steering):
+                 aggregation, features, encoder, fmt, output, model_path, steering, include_seen):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
@@ -74,10 +76,13 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))
     from zotero_bridge.feedback.reading import recommend_with_feedback
+    from zotero_bridge.feedback.seen import SeenFilter
 
-    recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
+    seen = SeenFilter.for_run(libraries, settings, include=include_seen)  # arXiv papers shown on earlier days
+    recs = recommend_with_feedback(recommender, libraries, read.items, seen.widened(top_n),
                                    lambda items: profile_for(items, collection),
                                    click.get_current_context().meta.get("zotrec.group"), settings, steering)
+    recs = seen.apply(recs, top_n)
     recs = with_match(recs, features)
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
@@ -85,13 +90,16 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         from zotero_bridge.render.export import render_export
 
         write_output(render_export(recs, fmt), output, inputs)
+        seen.remember(recs, "list")
         return
-    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs)
+    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs,
+                           seen.left_out)
     from zotero_bridge.render.reading_list import stdout_hyperlinks
 
     hyperlinks = fmt == "table" and output in (None, "-") and stdout_hyperlinks()  # OSC 8 on a terminal only
     write_output(render_recommendations(recs, fmt, title=title, context=context, hyperlinks=hyperlinks), output,
                  inputs)
+    seen.remember(recs, "list")
 
 
 def warn_if_weak(recs, items, features: str) -> None:
@@ -103,7 +111,7 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=()):
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0):
     """The list's header: what was ranked against what, and how (steering and the interests the list covers,
     most papers first)."""
     from collections import Counter
@@ -121,7 +129,8 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
                        model=_model_label(features, recommender), library_items=items,
                        prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
                        recency_half_life=steering.half_life_days if steering else None,
-                       interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()))
+                       interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()),
+                       seen_left_out=seen_left_out)
 
 
 def _model_label(features: str, recommender) -> str:

@@ -36,20 +36,23 @@ from zotero_bridge.cli.steering import steering_options, warn_undated
               help="Text features: tfidf, dense (sentence embeddings, cached) or hybrid (both). "
                    "Default: dense when it can load, else tfidf.")
 @click.option("--encoder", default=None, metavar="NAME", help="The sentence encoder of dense features (default minilm).")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv",
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv", "atom",
                                                    "bibtex", "ris", "csljson"]),
               default="table", show_default=True,
-              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed.")
+              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed; "
+                   "atom a feed for a feed reader (each paper once, by its id).")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @click.option("--model", "model_path", metavar="PATH|none",
               help="A collaborative model (.npz from `zotrec train`). Default: the one shipped with zotrec "
                    "(dense features); 'none' scores on content only.")
+@click.option("--mail-to", "mail_to", multiple=True, metavar="ADDRESS",
+              help="Also send the list as an e-mail digest (SMTP settings: ZOTREC_SMTP_* or [mail] in the config).")
 @click.option("--include-seen", is_flag=True,
               help="Show arXiv papers again that a list, sync or digest showed this library on an earlier day.")
 @steering_options
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, features, encoder, fmt, output, model_path, steering, include_seen):
+                 aggregation, features, encoder, fmt, output, model_path, steering, mail_to, include_seen):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
@@ -94,6 +97,17 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         return
     context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs,
                            seen.left_out)
+    if mail_to:
+        from zotero_bridge.deliver.mail import send_digest
+
+        sent = send_digest(recs, title, context, mail_to)
+        logging.getLogger("zotrec").info("Sent %d papers to %s by %s.", len(recs), ", ".join(sent.to), sent.host)
+    if fmt == "atom":
+        from zotero_bridge.render.atom import render_atom
+
+        write_output(render_atom(recs, title=title, library=context.library, corpus=context.corpus), output, inputs)
+        seen.remember(recs, "feed")
+        return
     from zotero_bridge.render.reading_list import stdout_hyperlinks
 
     hyperlinks = fmt == "table" and output in (None, "-") and stdout_hyperlinks()  # OSC 8 on a terminal only

@@ -35,9 +35,10 @@ def library_key(specs: Sequence[str], options=None) -> str:
     Zotero API source with its library id); the per-library identity of sync's memory replaces it."""
     parts = []
     for spec in specs:
-        if spec.startswith("zotero:"):
-            library = f"{getattr(options, 'library_type', '') or 'user'}:{getattr(options, 'library_id', '') or ''}"
-            parts.append(f"{spec}@{library}" if spec.startswith("zotero:web") else spec)
+        if spec.startswith("zotero:web") and getattr(options, "library_id", None):
+            parts.append(f"{getattr(options, 'library_type', '') or 'user'}:{options.library_id}")  # as sync names it
+        elif spec.startswith("zotero:"):
+            parts.append(spec)
         else:
             parts.append(str(Path(spec).expanduser().resolve()) if spec != "-" else "-")
     return "|".join(sorted(parts))

@@ -146,6 +146,9 @@ def run_sync(request: SyncRequest) -> SyncReport:
         if not request.dry_run:
             _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted,
                       steering=request.steering)
+            from zotero_bridge.sync.rolling import remember_synced
+
+            remember_synced(library, report.plan.entries)  # arXiv papers in the collection: shown once
             cache.forget_pending(cache.pending())  # remembered now
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
@@ -199,8 +202,12 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     profile_rows = recommender.representation.transform(profile) if feedback and profile else None
     recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
                           profile_rows=profile_rows)
+    from zotero_bridge.sync.rolling import daily_plan_inputs
+
+    recs, corpus = daily_plan_inputs(recs, recommender.corpus, remembered,  # a daily corpus rolls (no-op else)
+                                     library_name(session.credentials.library_type, session.credentials.library_id))
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
-                     corpus=recommender.corpus)  # zotrec's items whose paper this corpus lacks stay
+                     corpus=corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}
     recs = with_match([rec for rec in recs if rec.paper.id in planned],  # the 0–100 match the notes show
                       getattr(recommender.representation, "name", ""))

@@ -17,9 +17,18 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlparse
-from xml.sax.saxutils import escape, quoteattr
+import re
+from xml.sax.saxutils import escape as _escape, quoteattr
 
 from tests.loopback import QuietDispatcher, serve, shutdown
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def escape(text: str) -> str:
+    """Text as arXiv's XML holds it: escaped, without the characters XML 1.0 cannot carry."""
+    return _escape(_NOT_XML.sub("", text))
+
 
 ATOM, OPENSEARCH, ARXIV = "http://www.w3.org/2005/Atom", "http://a9.com/-/spec/opensearch/1.1/", \
     "http://arxiv.org/schemas/atom"

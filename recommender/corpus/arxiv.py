@@ -108,7 +108,7 @@ def fetch_arxiv(spec: ArxivSpec, sources: Sequence[str] = (), settings: FetchSet
     report.seconds = time.perf_counter() - started
     if report.changed:
         rows = sorted(stored.values(), key=lambda r: (r["updated"], r["id"]), reverse=True)
-        provenance = {"fetched_at": now.isoformat(timespec="seconds"), "venue": spec.label,
+        provenance = {"fetched_at": datetime.now(UTC).isoformat(timespec="seconds"), "venue": spec.label,
                       "arxiv": {"categories": list(spec.categories), "days": days,
                                 "window_start": window_start.isoformat(timespec="seconds")},
                       "sources": [{"kind": "arxiv", "location": s} for s in (urls + files)],

@@ -170,12 +170,16 @@ def corpus_remove_command(name):
     \b
     Example:
         zotrec corpus remove icml2025
+        zotrec corpus remove arxiv:cs.LG
     """
     from recommender.corpus.default import DEFAULT_NAME
     from recommender.corpus.store import remove_stored
     from zotero_bridge.render.words import plural
 
-    removed = remove_stored(name)
+    from recommender.corpus.venues import arxiv_spec
+
+    spec = arxiv_spec(name)
+    removed = remove_stored(spec.name if spec else name)
     back = "; without --corpus zotrec ranks the bundled ICML 2025 list alone again" if name == DEFAULT_NAME else ""
     log.info(f"Removed the stored corpus '{name}' ({plural(len(removed.papers), 'paper')}, fetched "
              f"{removed.header.get('fetched_at', '?')}){back}.")

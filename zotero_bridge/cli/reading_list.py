@@ -26,8 +26,8 @@ from zotero_bridge.cli.steering import steering_options, warn_undated
 @click.command("reading-list")
 @source_options
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) (seed .txt, .jsonl, .json, .csv, .bib) or a stored corpus such as icml2025 "
-                   "(`zotrec corpus fetch`). Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
+              help="Corpus file(s) (seed .txt, .jsonl, .json, .csv, .bib) or a stored corpus such as icml2025 or "
+                   "arxiv:cs.LG (`zotrec corpus fetch`). Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many papers; 0 means every corpus paper.")
 @click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")

@@ -114,3 +114,11 @@ def test_conference_papers_are_not_hidden(data_dir):
         assert memory.remember("lib", ["icml:abc", "arxiv:2501.00001"], date(2025, 1, 1), "list") == 1
         assert memory.first_days("lib") == {"arxiv:2501.00001": "2025-01-01"}
     assert oct((data_dir / "seen.sqlite").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_conference_list_never_opens_the_seen_memory(data_dir, tmp_path):
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"icml2025/{n}", "title": f"{TOPICS[n % 4]} {n}",
+                                          "abstract": f"{TOPICS[n % 4]}: method {n}."}) + "\n" for n in range(8)))
+    run("reading-list", "--library", LIBRARY, "--corpus", str(corpus), "-n", "3", "--features", "tfidf")
+    assert not (data_dir / "seen.sqlite").exists()

@@ -115,7 +115,7 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
     if atom_file or mail_to:
         inputs = run_inputs(libraries, corpora, model_path)
         read = read_sources(libraries, settings)
-        seen = SeenFilter.for_run(libraries, settings)
+        seen = SeenFilter.for_run(libraries, settings, corpus=recommender.corpus)
         group = click.get_current_context().meta.get("zotrec.group")
         recs = recommend_with_feedback(recommender, libraries, read.items, seen.widened(top_n),
                                        lambda items: profile_for(items, None), group, settings)

@@ -81,7 +81,8 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from zotero_bridge.feedback.reading import recommend_with_feedback
     from zotero_bridge.feedback.seen import SeenFilter
 
-    seen = SeenFilter.for_run(libraries, settings, include=include_seen)  # arXiv papers shown on earlier days
+    seen = SeenFilter.for_run(libraries, settings, include=include_seen,  # arXiv papers shown on earlier days
+                              corpus=recommender.corpus)
     recs = recommend_with_feedback(recommender, libraries, read.items, seen.widened(top_n),
                                    lambda items: profile_for(items, collection),
                                    click.get_current_context().meta.get("zotrec.group"), settings, steering)

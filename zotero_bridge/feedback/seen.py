@@ -108,14 +108,18 @@ class SeenFilter:
     include: bool = False
 
     @classmethod
-    def for_run(cls, specs: Sequence[str], options=None, *, include: bool = False,
-                day: date | None = None) -> SeenFilter:
+    def for_run(cls, specs: Sequence[str], options=None, *, include: bool = False, day: date | None = None,
+                corpus: Sequence | None = None) -> SeenFilter:
+        """The filter of one run; for a `corpus` without daily papers (or before anything was shown) no file is
+        opened at all, so a conference list never needs the data folder."""
         day = day or date.today()
         library = library_key(specs, options)
+        if include or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)) \
+                or not seen_path().is_file():
+            return cls(library, day, include=include)
         with SeenMemory() as memory:
             first = memory.first_days(library)
-        hidden = frozenset(key for key, shown in first.items() if shown < day.isoformat())
-        return cls(library, day, frozenset() if include else hidden, include=include)
+        return cls(library, day, frozenset(key for key, shown in first.items() if shown < day.isoformat()))
 
     def widened(self, top_n: int) -> int:
         """How many to rank so that `top_n` remain once the seen ones are left out (0: every paper)."""
@@ -135,5 +139,15 @@ class SeenFilter:
         return kept
 
     def remember(self, recs: Sequence, via: str) -> None:
-        with SeenMemory() as memory:
-            memory.remember(self.library, [rec.paper.id for rec in recs], self.day, via)
+        """Record what the run showed (daily papers only; nothing is opened for a conference list). The list is
+        out already: a memory that cannot be written is one warning, not a failed run."""
+        ids = [rec.paper.id for rec in recs if is_daily(rec.paper.id)]
+        if not ids:
+            return
+        try:
+            with SeenMemory() as memory:
+                memory.remember(self.library, ids, self.day, via)
+        except (BridgeError, OSError, sqlite3.Error) as error:
+            import logging
+
+            logging.getLogger(__name__).warning("%s; these papers may be shown again tomorrow", error)

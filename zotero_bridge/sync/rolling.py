@@ -14,7 +14,7 @@ from datetime import date
 
 from recommender.items import Paper, Recommendation
 from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
-from zotero_bridge.feedback.seen import SeenFilter, SeenMemory, is_daily
+from zotero_bridge.feedback.seen import SeenMemory, is_daily, seen_path
 
 
 def is_rolling(corpus: Sequence[Paper]) -> bool:
@@ -28,10 +28,11 @@ def daily_plan_inputs(recs: Sequence[Recommendation], corpus: Sequence[Paper], r
     if not is_rolling(corpus):
         return list(recs), list(corpus)
     in_collection = {key for key, paper in remembered.items() if paper.status == IN_COLLECTION}
-    seen = SeenFilter.for_run((), day=day)
-    with SeenMemory() as memory:
-        first = memory.first_days(library)
-    today = seen.day.isoformat()
+    first = {}
+    if seen_path().is_file():
+        with SeenMemory() as memory:
+            first = memory.first_days(library)
+    today = (day or date.today()).isoformat()
     hidden = {key for key, shown in first.items() if shown < today and key not in in_collection}
     have = {paper.id for paper in corpus}
     gone = [Paper(id=key, title=paper.title) for key, paper in remembered.items() if is_daily(key) and key not in have]

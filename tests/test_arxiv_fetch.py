@@ -208,3 +208,16 @@ def test_category_names_are_checked():
     for bad in ("arxiv:", "arxiv:cs.LG;rm", "arxiv:../x"):
         with pytest.raises(InputError, match="arXiv categories look like"):
             arxiv_spec(bad)
+
+
+def test_a_retry_waits_at_least_the_pause_and_a_body_over_the_cap_is_refused(arxiv):
+    from recommender.corpus.http import FetchStats, Http
+
+    arxiv.add(*[paper(n, day(1)) for n in range(1, 4)])
+    arxiv.faults[1] = ("cut",)
+    waits = Waits()
+    fetch_arxiv(SPEC, [arxiv.url], settings(waits, backoff=0.01), now=NOW)
+    assert waits and min(waits) >= 3.0  # arXiv's 3 s between requests holds for a retry too
+    with Http(settings(), FetchStats()) as http:
+        with pytest.raises(FetchError, match="over 1,000 bytes; refused"):
+            http.get_bytes(arxiv.url, {"search_query": "cat:cs.LG", "max_results": 10}, max_bytes=1000)

@@ -142,3 +142,10 @@ def test_a_login_never_goes_without_tls(monkeypatch):
     monkeypatch.delenv("ZOTREC_SMTP_STARTTLS")
     settings = mail_settings([], {"host": "smtp.example.org", "user": "me", "to": "a@x.org, b@x.org"})
     assert settings.to == ("a@x.org", "b@x.org") and settings.port == 587 and "password" not in repr(settings)
+
+
+def test_a_line_break_in_an_address_is_one_line_not_a_header():
+    from zotero_bridge.deliver.mail import MailError, MailSettings, build_message
+
+    with pytest.raises(MailError, match="not an address"):
+        build_message("s", "t", "<p>h</p>", MailSettings(host="h", sender="a@b.c\nBcc: x@y.z", to=("me@x.org",)))

@@ -91,8 +91,11 @@ def build_message(subject: str, text: str, html: str, settings: MailSettings) ->
     """A multipart/alternative message: the plain text first, the HTML as the richer part."""
     message = EmailMessage()
     message["Subject"] = " ".join(subject.split())  # no header injection through a line break
-    message["From"] = settings.sender
-    message["To"] = ", ".join(settings.to)
+    try:
+        message["From"] = settings.sender
+        message["To"] = ", ".join(settings.to)
+    except ValueError as error:  # a line break or a malformed address in the settings
+        raise MailError(f"the sender or a recipient is not an address ({error})") from None
     message["Date"] = formatdate(localtime=True)
     message["Message-ID"] = make_msgid(domain="zotrec.invalid")
     message.set_content(text)

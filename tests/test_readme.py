@@ -16,6 +16,7 @@ INPUT_SUFFIXES = (".bib", ".ris", ".json", ".jsonl", ".csv", ".npz", ".sqlite", 
 OUTPUT_OPTIONS = ("-o", "--output", "--out")
 NEEDS_MORE = (  # an example with one of these needs a key, the network, a Zotero, or ../shared: not run here
     "zotero:web", "zotero:local", "zotero:sqlite", ".sqlite", "~/", "../shared", "corpus fetch", "--api-key",
+    "arxiv:",  # an arXiv corpus is fetched first (the network)
 )
 
 

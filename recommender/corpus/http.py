@@ -37,6 +37,7 @@ from recommender.store import private_dir
 log = logging.getLogger(__name__)
 
 USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
+MAX_BODY_BYTES = 64 * 1024 * 1024  # one answer of a listing API (an arXiv page of 2,000 entries is ~5 MB)
 
 
 class FetchError(RecommenderError):
@@ -151,6 +152,28 @@ class Http:
         self._check_status(response)
         self.stats.bytes += len(response.content)
         return self._json_body(response, url)
+
+    def get_bytes(self, url: str, params: dict[str, Any] | None = None, *, max_bytes: int = MAX_BODY_BYTES,
+                  check: Callable[[bytes], Any] | None = None) -> Any:
+        """GET a body of at most `max_bytes` (a longer one is a FetchError); `check(body)` turns it into the
+        answer and may raise `Retry` for a body that is cut short (retried like a dropped connection)."""
+        return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check))
+
+    def _get_bytes_once(self, url: str, params: dict[str, Any] | None, max_bytes: int,
+                        check: Callable[[bytes], Any] | None) -> Any:
+        self._wait_for_rate_limit()
+        body = bytearray()
+        with self.client.stream("GET", url, params=params) as response:
+            self._note_rate_limit(response.headers)
+            if check is not None and 400 <= response.status_code not in RETRY_STATUS:
+                check(response.read()[:max_bytes])  # an API that answers errors in its own format says why
+            self._check_status(response)
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise FetchError(f"{url}: the answer is over {max_bytes:,} bytes; refused")
+        self.stats.bytes += len(body)
+        return check(bytes(body)) if check else bytes(body)
 
     def _json_body(self, response: Any, url: str) -> Any:
         kind = response.headers.get("content-type", "")

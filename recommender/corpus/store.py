@@ -77,8 +77,17 @@ def stored_names() -> list[str]:
 
 
 def resolve_corpus_path(spec: str | Path) -> Path:
-    """A corpus argument → a file: an existing path wins, otherwise a stored corpus name."""
+    """A corpus argument → a file: an existing path wins, otherwise a stored corpus name (`arxiv:cs.LG` is
+    stored as `arxiv-cs.lg`)."""
     path = Path(spec)
+    if not path.exists() and str(spec).startswith("arxiv:"):
+        from recommender.corpus.venues import arxiv_spec
+
+        arxiv = arxiv_spec(str(spec))
+        stored = corpora_dir() / f"{arxiv.name}.json"
+        if stored.is_file():
+            return stored
+        raise InputError(f"'{spec}' is not fetched yet; fetch it with `zotrec corpus fetch {spec}`")
     if path.exists() or not _NAME.match(str(spec)):
         return path
     stored = corpora_dir() / f"{spec}.json"

@@ -70,11 +70,50 @@ def resolve_venue(name: str) -> Venue | None:
         slug = re.sub(r"[^a-z0-9.]+", "-", rest.lower()).strip("-")[:64]
         return Venue(name=slug, label=rest.split("/")[0].split(".")[0] + (f" {year}" if year else ""),
                      year=year, venue_ids=(rest,))
-    raise InputError(f"'{name}': unknown source '{kind}:' (use pmlr:vNNN or openreview:VENUE_ID)")
+    raise InputError(f"'{name}': unknown source '{kind}:' (use pmlr:vNNN, openreview:VENUE_ID or arxiv:CATEGORY)")
 
 
 def known_names() -> str:
-    return ", ".join([*VENUES, "pmlr:vNNN", "openreview:VENUE_ID"])
+    return ", ".join([*VENUES, "pmlr:vNNN", "openreview:VENUE_ID", "arxiv:CATEGORY[,CATEGORY…]"])
+
+
+_ARXIV_CATEGORY = re.compile(r"^[a-z][a-z-]{1,15}(\.[A-Za-z][A-Za-z-]{0,7})?$")
+
+
+@dataclass(frozen=True)
+class ArxivSpec:
+    """`arxiv:cs.LG,stat.ML`: the categories (sorted, each once) and the stored corpus they live under."""
+
+    categories: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The stored corpus name: `arxiv-cs.lg_stat.ml` (the same whatever order the categories were given)."""
+        joined = "_".join(c.lower() for c in self.categories)
+        if len(joined) > 58:  # a corpus name is a file name of at most 64 characters
+            import hashlib
+
+            joined = hashlib.sha256(joined.encode()).hexdigest()[:16]
+        return f"arxiv-{joined}"
+
+    @property
+    def label(self) -> str:
+        return "arXiv " + ", ".join(self.categories)
+
+
+def arxiv_spec(name: str) -> ArxivSpec | None:
+    """`arxiv:CATEGORY[,CATEGORY…]` → its spec; None for any other name; a malformed category is one line."""
+    kind, colon, rest = str(name).partition(":")
+    if not colon or kind != "arxiv":
+        return None
+    categories = sorted({c.strip() for c in rest.split(",") if c.strip()})
+    bad = [c for c in categories if not _ARXIV_CATEGORY.match(c)]
+    if not categories or bad:
+        raise InputError(f"'{name}': arXiv categories look like arxiv:cs.LG,stat.ML"
+                         + (f" ('{bad[0]}' is not one)" if bad else ""))
+    if len(categories) > 8:
+        raise InputError(f"'{name}': at most 8 arXiv categories in one corpus")
+    return ArxivSpec(tuple(categories))
 
 
 @lru_cache(maxsize=4)

@@ -31,9 +31,12 @@ def corpus_group() -> None:
               help="Fetch from here instead: a PMLR .bib URL or file, an OpenReview API base URL, a saved "
                    "OpenReview .json answer, or a corpus file. Repeat to merge.")
 @click.option("--force", is_flag=True, help="Replace the stored corpus even if the new one is much smaller.")
+@click.option("--days", type=click.IntRange(1, 90), default=None, metavar="N",
+              help="arxiv: only: keep the papers of the last N days (default 7).")
 @friendly_errors
-def corpus_fetch_command(name, sources, force):
-    """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN or openreview:VENUE_ID.
+def corpus_fetch_command(name, sources, force, days):
+    """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN, openreview:VENUE_ID or
+    arxiv:CATEGORY[,CATEGORY…].
 
     The PMLR volume BibTeX (titles, authors, abstracts, OpenReview ids; no login) is the corpus.
     OpenReview adds presentation types when it answers: it wants a login, read from
@@ -47,8 +50,22 @@ def corpus_fetch_command(name, sources, force):
         zotrec corpus fetch pmlr:v235
         zotrec corpus fetch openreview:NeurIPS.cc/2025/Conference
         zotrec corpus fetch icml2025 --from icml25.bib
+        zotrec corpus fetch arxiv:cs.LG,stat.ML --days 7
+
+    An arxiv: corpus is the categories' new and updated papers of the last --days, brought up to date
+    incrementally (only papers not stored yet are added; a new version replaces its paper), 3 s between
+    requests as arXiv asks; --from takes a saved arXiv API answer (Atom) or an API URL.
     """
     import os
+
+    from recommender.corpus.venues import arxiv_spec
+
+    spec = arxiv_spec(name)
+    if spec is not None:
+        _fetch_arxiv(spec, sources, days)
+        return
+    if days is not None:
+        raise click.UsageError("--days is for arxiv: corpora")
 
     from recommender.corpus.fetch import FetchSettings, OpenReviewLogin, fetch_corpus
 
@@ -71,6 +88,35 @@ def corpus_fetch_command(name, sources, force):
         log.info(f"The default corpus (the bundled ICML 2025 list with it): {info.papers:,} papers, "
                  f"{info.with_abstracts:,} with abstracts; {info.enriched_by_fetch:,} enriched by this fetch"
                  + (f", {info.added_by_fetch:,} added (not in the bundled list)." if info.added_by_fetch else "."))
+
+
+def _fetch_arxiv(spec, sources, days) -> None:
+    from recommender.corpus.arxiv import DEFAULT_DAYS, fetch_arxiv
+    from recommender.corpus.http import FetchSettings
+    from recommender.words import plural
+
+    show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
+    report = fetch_arxiv(spec, sources, FetchSettings(show_progress=show, page_size=500),
+                         days=days or DEFAULT_DAYS)
+    log.info(arxiv_summary(report, spec.label, days or DEFAULT_DAYS))
+    if report.skipped:
+        first = report.skipped[0]
+        log.warning(f"{plural(len(report.skipped), 'entry', 'entries')} skipped; first: {first.where}: {first.reason}")
+
+
+def arxiv_summary(report, label: str, days: int) -> str:
+    """One line: what an arXiv fetch added, replaced and dropped, or that nothing was new."""
+    from recommender.words import plural
+
+    cost = f"({plural(report.stats.requests, 'request')}, {report.seconds:.1f} s)"
+    if not report.changed:
+        return f"Nothing new in {label}: {plural(report.papers, 'paper')} of the last {days} days stored {cost}."
+    parts = [f"{len(report.new):,} new", f"{plural(len(report.updated), 'new version')}"]
+    if report.cross_listed:
+        parts.append(f"{report.cross_listed:,} cross-listed (kept once)")
+    if report.expired:
+        parts.append(f"{report.expired:,} older than {days} days dropped")
+    return f"Saved {plural(report.papers, 'paper')} of {label} to {report.path}: {', '.join(parts)} {cost}."
 
 
 @corpus_group.command("list")
@@ -124,12 +170,16 @@ def corpus_remove_command(name):
     \b
     Example:
         zotrec corpus remove icml2025
+        zotrec corpus remove arxiv:cs.LG
     """
     from recommender.corpus.default import DEFAULT_NAME
     from recommender.corpus.store import remove_stored
     from zotero_bridge.render.words import plural
 
-    removed = remove_stored(name)
+    from recommender.corpus.venues import arxiv_spec
+
+    spec = arxiv_spec(name)
+    removed = remove_stored(spec.name if spec else name)
     back = "; without --corpus zotrec ranks the bundled ICML 2025 list alone again" if name == DEFAULT_NAME else ""
     log.info(f"Removed the stored corpus '{name}' ({plural(len(removed.papers), 'paper')}, fetched "
              f"{removed.header.get('fetched_at', '?')}){back}.")

@@ -11,6 +11,7 @@ import click
 
 from zotero_bridge.cli.common import CONTEXT, keep_freed_memory_for_reuse, setup_logging
 from zotero_bridge.cli.corpus import corpus_group
+from zotero_bridge.cli.daily import daily_command
 from zotero_bridge.cli.history import history_command
 from zotero_bridge.cli.model import evaluate_group, train_command
 from zotero_bridge.cli.reading_list import library_command, reading_list
@@ -33,6 +34,6 @@ def cli(quiet: bool, verbose: bool) -> None:
     keep_freed_memory_for_reuse()
 
 
-for command in (reading_list, library_command, score_command, sync_command, history_command, corpus_group,
-                train_command, evaluate_group):
+for command in (reading_list, library_command, score_command, sync_command, daily_command, history_command,
+                corpus_group, train_command, evaluate_group):
     cli.add_command(command)

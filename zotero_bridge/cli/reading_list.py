@@ -26,8 +26,8 @@ from zotero_bridge.cli.steering import steering_options, warn_undated
 @click.command("reading-list")
 @source_options
 @click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
-              help="Corpus file(s) (seed .txt, .jsonl, .json, .csv, .bib) or a stored corpus such as icml2025 "
-                   "(`zotrec corpus fetch`). Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
+              help="Corpus file(s) (seed .txt, .jsonl, .json, .csv, .bib) or a stored corpus such as icml2025 or "
+                   "arxiv:cs.LG (`zotrec corpus fetch`). Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many papers; 0 means every corpus paper.")
 @click.option("--collection", help="Build the profile from this collection only (e.g. 'Thesis/Chapter 2').")
@@ -36,18 +36,23 @@ from zotero_bridge.cli.steering import steering_options, warn_undated
               help="Text features: tfidf, dense (sentence embeddings, cached) or hybrid (both). "
                    "Default: dense when it can load, else tfidf.")
 @click.option("--encoder", default=None, metavar="NAME", help="The sentence encoder of dense features (default minilm).")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv",
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "html", "json", "jsonl", "csv", "atom",
                                                    "bibtex", "ris", "csljson"]),
               default="table", show_default=True,
-              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed.")
+              help="bibtex, ris and csljson make a file to import into Zotero (File → Import…), no API key needed; "
+                   "atom a feed for a feed reader (each paper once, by its id).")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @click.option("--model", "model_path", metavar="PATH|none",
               help="A collaborative model (.npz from `zotrec train`). Default: the one shipped with zotrec "
                    "(dense features); 'none' scores on content only.")
+@click.option("--mail-to", "mail_to", multiple=True, metavar="ADDRESS",
+              help="Also send the list as an e-mail digest (SMTP settings: ZOTREC_SMTP_* or [mail] in the config).")
+@click.option("--include-seen", is_flag=True,
+              help="Show arXiv papers again that a list, sync or digest showed this library on an earlier day.")
 @steering_options
 @friendly_errors
 def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_paths, top_n, collection,
-                 aggregation, features, encoder, fmt, output, model_path, steering):
+                 aggregation, features, encoder, fmt, output, model_path, steering, mail_to, include_seen):
     """Rank the corpus for your library and print a reading list with reasons.
 
     \b
@@ -73,28 +78,54 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
                     representation=make_representation(features, encoder))
     recommender = built.recommender
-    from dataclasses import replace
-
-    from recommender.pipeline import RankOptions, rank
-    from zotero_bridge.feedback.reading import library_input
-
-    library = library_input(libraries, read.items, recommender.corpus,
-                            click.get_current_context().meta.get("zotrec.group"), settings)
-    library = replace(library, profile=profile_for(library.items, collection))
-    recs = rank(recommender, library, RankOptions(top_n=top_n, steering=steering), built.caches)
+    recs, seen = ranked_list(built, libraries, read.items, settings, top_n, collection=collection, steering=steering,
+                             include_seen=include_seen)
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
     title = f"Reading list · {collection}" if collection else "Reading list"
     if fmt in ("bibtex", "ris", "csljson"):
         from zotero_bridge.render.export import render_export
 
         write_output(render_export(recs, fmt), output, inputs)
+        seen.remember(recs, "list")
         return
-    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs)
+    context = list_context(libraries, corpus_paths, features, recommender, len(read.items), steering, recs,
+                           seen.left_out)
+    if mail_to:
+        from zotero_bridge.deliver.mail import send_digest
+
+        sent = send_digest(recs, title, context, mail_to)
+        logging.getLogger("zotrec").info("Sent %d papers to %s by %s.", len(recs), ", ".join(sent.to), sent.host)
+    if fmt == "atom":
+        from zotero_bridge.render.atom import render_atom
+
+        write_output(render_atom(recs, title=title, library=context.library, corpus=context.corpus), output, inputs)
+        seen.remember(recs, "feed")
+        return
     from zotero_bridge.render.reading_list import stdout_hyperlinks
 
     hyperlinks = fmt == "table" and output in (None, "-") and stdout_hyperlinks()  # OSC 8 on a terminal only
     write_output(render_recommendations(recs, fmt, title=title, context=context, hyperlinks=hyperlinks), output,
                  inputs)
+    seen.remember(recs, "list")
+
+
+def ranked_list(built, libraries, items, settings, top_n, *, collection=None, steering=None, include_seen=False):
+    """The list reading-list shows (and `zotrec daily` delivers): the source's Library through the one ranking,
+    papers shown on earlier days left out; returns (recs, the SeenFilter that left them out)."""
+    from dataclasses import replace
+
+    from recommender.pipeline import RankOptions, rank
+    from zotero_bridge.feedback.reading import library_input
+    from zotero_bridge.feedback.seen import SeenFilter
+
+    recommender = built.recommender
+    seen = SeenFilter.for_run(libraries, settings, include=include_seen,  # arXiv papers shown on earlier days
+                              corpus=recommender.corpus)
+    library = library_input(libraries, items, recommender.corpus,
+                            click.get_current_context().meta.get("zotrec.group"), settings)
+    library = replace(library, profile=profile_for(library.items, collection))
+    recs = rank(recommender, library, RankOptions(top_n=seen.widened(top_n), steering=steering), built.caches)
+    return seen.apply(recs, top_n), seen
 
 
 def warn_if_weak(recs, items, features: str) -> None:
@@ -106,7 +137,7 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=()):
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0):
     """The list's header: what was ranked against what, and how (steering and the interests the list covers,
     most papers first)."""
     from collections import Counter
@@ -124,7 +155,8 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
                        model=_model_label(features, recommender), library_items=items,
                        prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
                        recency_half_life=steering.half_life_days if steering else None,
-                       interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()))
+                       interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()),
+                       seen_left_out=seen_left_out)
 
 
 def _model_label(features: str, recommender) -> str:

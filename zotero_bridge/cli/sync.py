@@ -29,13 +29,16 @@ from zotero_bridge.cli.steering import steering_options
 @click.option("--api-key", envvar="ZOTERO_API_KEY", help="Zotero API key; prefer the env var, config or keyring.")
 @click.option("--endpoint", envvar="ZOTERO_API_ENDPOINT", metavar="URL",
               help="Zotero API base URL (default https://api.zotero.org; a self-hosted or test server).")
-@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH",
-              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib. Default (also the name icml2025): the bundled ICML 2025 list, enriched by a fetch.")
+@click.option("--corpus", "corpus_paths", multiple=True, metavar="PATH|NAME",
+              help="Corpus file(s): seed .txt, .jsonl, .csv, .bib, or a stored corpus (icml2025, arxiv:cs.LG: a rolling "
+                   "collection of the last days' best). Default (also the name icml2025): the bundled ICML 2025 list, "
+                   "enriched by a fetch.")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many papers the collection holds.")
-@click.option("--collection-name", default=DEFAULT_COLLECTION_NAME, show_default=True,
-              help="The collection zotrec fills (found by name, created once); '/' makes a path: "
-                   "'Reading/ICML 2025' is ICML 2025 inside Reading.")
+@click.option("--collection-name", default=None,
+              help="The collection zotrec fills (found by name, created once); '/' makes a path: 'Reading/ICML 2025' "
+                   f"is ICML 2025 inside Reading. Default: '{DEFAULT_COLLECTION_NAME}', or 'Recommended · arXiv cs.LG' "
+                   "for --corpus arxiv:cs.LG.")
 @click.option("--aggregation", default=DEFAULT_AGGREGATION, show_default=True, help=AGGREGATION_HELP + ".")
 @click.option("--features", type=click.Choice(["tfidf", "dense", "hybrid"]), default=None,
               help="Text features, as in reading-list. Default: the best measured one that is installed.")
@@ -72,6 +75,7 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
     from zotero_bridge.sync.run import SyncRequest, render_sync_report, run_sync
     from zotero_bridge.zotero_api.collection_path import parse_collection_path
 
+    collection_name = collection_name or default_collection_name(corpus_paths)
     parse_collection_path(collection_name)
     features = choose_features(features)
     aggregation, model = scoring(aggregation, load_model(model_path, features))
@@ -93,6 +97,16 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
 
     text = render_sync_report(run_sync(request), fmt)  # titles and reasons are library and corpus text
     click.echo(safe_json(text) if fmt == "json" else safe_text(text), nl=False)
+
+
+def default_collection_name(corpus_paths) -> str:
+    """'Recommended · arXiv cs.LG' for an arXiv corpus, else 'Recommended · ICML 2025'."""
+    from recommender.corpus.venues import arxiv_spec
+
+    specs = [spec for spec in map(arxiv_spec, corpus_paths) if spec is not None]
+    if specs and len(specs) == len(corpus_paths):
+        return "Recommended · " + " · ".join(spec.label for spec in specs)
+    return DEFAULT_COLLECTION_NAME
 
 
 def sync_transport(library: str):

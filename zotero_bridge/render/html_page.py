@@ -72,6 +72,7 @@ class ListContext:
     avoid: tuple[str, ...] = ()  # --avoid texts
     recency_half_life: float | None = None  # days; None: every library item counts the same
     interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
+    seen_left_out: int = 0  # arXiv papers shown on an earlier day, left out (zotero_bridge/feedback/seen.py)
 
 
 def steering(context: ListContext) -> list[tuple[str, str]]:
@@ -86,6 +87,9 @@ def steering(context: ListContext) -> list[tuple[str, str]]:
         lines.append(("Recency", f"a library item counts half after {days(context.recency_half_life)}"))
     if context.interests:
         lines.append(("Interests", " · ".join(context.interests)))
+    if context.seen_left_out:
+        lines.append(("Seen", f"{plural(context.seen_left_out, 'paper')} shown on an earlier day left out "
+                              "(--include-seen shows them)"))
     return lines
 
 

@@ -142,6 +142,9 @@ def run_sync(request: SyncRequest) -> SyncReport:
         if not request.dry_run:
             _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted,
                       steering=request.steering)
+            from zotero_bridge.sync.rolling import remember_synced
+
+            remember_synced(library, report.plan.entries)  # arXiv papers in the collection: shown once
             cache.forget_pending(cache.pending())  # remembered now
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
@@ -189,11 +192,14 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
     from recommender.pipeline import Library, RankOptions, rank
+    from zotero_bridge.sync.rolling import daily_plan_inputs
 
     recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
                 RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)
+    recs, corpus = daily_plan_inputs(recs, recommender.corpus, remembered,  # a daily corpus rolls (no-op else)
+                                     library_name(session.credentials.library_type, session.credentials.library_id))
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
-                     corpus=recommender.corpus)  # zotrec's items whose paper this corpus lacks stay
+                     corpus=corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}
     recs = [rec for rec in recs if rec.paper.id in planned]
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates

@@ -1,0 +1,99 @@
+"""What makes `zotrec daily` safe on a schedule: one run at a time (a lock) and each day done once (a state file).
+
+The lock is an advisory `flock` on a private file in the data folder, held for the whole run: a second run
+started meanwhile (cron and a manual run, a timer that fires twice) says so in one line and does nothing. The
+state remembers, per job (library, corpus and deliveries), the last day done; a run on a day already done
+writes nothing, and a run after missed days says how many it catches up (the window still holds their papers).
+Both files are written 0600, never through a link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from zotero_bridge.errors import BridgeError
+
+
+class AlreadyRunning(BridgeError):
+    """Another `zotrec daily` holds the lock."""
+
+
+def daily_dir() -> Path:
+    from recommender.store import data_dir, private_dir
+
+    return private_dir(data_dir() / "daily")
+
+
+def job_key(*parts: object) -> str:
+    """One job's name: a digest of what it ranks and where it delivers (the same command line, the same job)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).hexdigest()[:16]
+
+
+class DayLock:
+    """`with DayLock(): …` — the one lock of every daily run on this computer."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or daily_dir() / "daily.lock"
+        self.handle: int | None = None
+
+    def __enter__(self) -> DayLock:
+        try:
+            self.handle = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as error:
+            raise BridgeError(f"{self.path}: cannot open the daily lock ({error.strerror})") from None
+        os.fchmod(self.handle, 0o600)
+        try:
+            import fcntl
+
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.handle)
+            self.handle = None
+            raise AlreadyRunning(f"another `zotrec daily` is running (lock {self.path}); nothing was done") from None
+        except ImportError:  # no flock on this system: the lock file's own existence stands in for it
+            pass
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.handle is not None:
+            os.close(self.handle)  # closing releases the flock
+            self.handle = None
+
+
+@dataclass(frozen=True)
+class DayState:
+    """A job's last day done (None: never) and where it is kept."""
+
+    path: Path
+    last_day: date | None
+
+    @classmethod
+    def load(cls, key: str) -> DayState:
+        path = daily_dir() / f"{key}.json"
+        try:
+            value = json.loads(path.read_text(encoding="utf-8")).get("last_day")
+            return cls(path, date.fromisoformat(value) if value else None)
+        except FileNotFoundError:
+            return cls(path, None)
+        except (OSError, ValueError, AttributeError):
+            return cls(path, None)  # a damaged state: the day is done again (the seen memory keeps it tidy)
+
+    def done_today(self, today: date) -> bool:
+        return self.last_day is not None and self.last_day >= today
+
+    def missed_days(self, today: date, window: int) -> int:
+        """Days between the last run and today that no run did, up to the window (their papers are in it)."""
+        if self.last_day is None:
+            return 0
+        return max(0, min((today - self.last_day).days - 1, window))
+
+    def mark_done(self, today: date, summary: dict) -> None:
+        from recommender.store import write_bytes
+
+        write_bytes(self.path, json.dumps({"last_day": today.isoformat(), **summary}, ensure_ascii=False).encode())

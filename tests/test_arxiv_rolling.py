@@ -15,6 +15,7 @@ from recommender.corpus.http import FetchSettings
 from recommender.corpus.readers import load_corpus
 from recommender.corpus.venues import arxiv_spec
 from recommender.retry import RetryPolicy
+from recommender.scoring.ranking import Recommender
 from tests.fake_arxiv import FakeArxiv, paper
 from zotero_bridge.cli.main import cli
 from zotero_bridge.sources import SourceOptions
@@ -46,7 +47,7 @@ def sync(server, top_n=4):
     source = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=server.url,
                            extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
     papers = load_corpus(["arxiv:cs.LG"]).papers
-    return run_sync(SyncRequest(papers, source, NAME, top_n=top_n))
+    return run_sync(SyncRequest(Recommender(papers), source, NAME, top_n=top_n))
 
 
 def members(server) -> dict[str, dict]:

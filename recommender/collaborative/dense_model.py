@@ -16,13 +16,16 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import InputError
 from recommender.store import write_npz
+
+if TYPE_CHECKING:  # scipy costs 0.4 s to import; loading and applying a model never needs it
+    from scipy import sparse
 
 DENSE_MODEL_FORMAT = "zotrec-collaborative-dense-1"
 SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-dense.npz"
@@ -260,6 +263,8 @@ def dataset_vectors(data, representation) -> np.ndarray:
     """
     if data.word_order_kept:
         return np.asarray(representation.transform(data.texts), dtype=np.float32)
+    from scipy import sparse
+
     vocabulary: dict[str, int] = {}
     rows, columns, counts = [], [], []
     for item, text in enumerate(data.texts):

@@ -122,12 +122,13 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     single = np.zeros(n, dtype=np.int64)
     if n < 2 * MIN_CLUSTER_ITEMS:
         return single
-    points = _dense(rows, seed)
     sample = _sample(n, seed)
-    chosen = points[sample]
-    distances = np.clip(1.0 - chosen @ chosen.T, 0.0, None)
-    np.fill_diagonal(distances, 0.0)
-    tree = average_linkage(distances)
+    # Dense rows: only the sample is made unit now, every row once the SAMPLE² matrices are gone (a
+    # 10,000-row library's unit copy is 15 MB); sparse rows need every row for their latent basis.
+    points = _dense(rows, seed) if _is_sparse(getattr(rows, "dense_rows", rows)) else None
+    chosen = points[sample] if points is not None else _dense(getattr(rows, "dense_rows", rows)[sample])
+    tree = average_linkage(_distances(chosen))  # its float64 copy replaces the float32 matrix
+    distances = _distances(chosen)  # the same product again, for the silhouettes
     smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))
     best, best_score = None, MIN_SILHOUETTE
     for k in range(2, max_clusters + 1):
@@ -137,10 +138,21 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
         score = silhouette(distances, labels)
         if score > best_score + 1e-9:
             best, best_score = labels, score
+    del distances
     if best is None:
         return single
     centroids = _unit(np.vstack([chosen[best == label].mean(axis=0) for label in range(best.max() + 1)]))
+    points = points if points is not None else _dense(rows, seed)
     return _by_size(np.argmax(points @ centroids.T, axis=1))
+
+
+def _distances(points: np.ndarray) -> np.ndarray:
+    """Cosine distances of unit rows, clipped at 0, zero on the diagonal (computed in place: one matrix)."""
+    distances = points @ points.T
+    np.subtract(1.0, distances, out=distances)
+    np.maximum(distances, 0.0, out=distances)
+    np.fill_diagonal(distances, 0.0)
+    return distances
 
 
 def _outliers_joined(points: np.ndarray, labels: np.ndarray, smallest: int) -> np.ndarray:

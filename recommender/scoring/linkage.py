@@ -15,13 +15,29 @@ import numpy as np
 def average_linkage(distances: np.ndarray) -> np.ndarray:
     """The (n−1) × 4 linkage matrix of a square distance matrix (scipy's layout and labels).
 
-    Only the upper triangle is read, as scipy's squareform does: a BLAS product A·Aᵀ need not be symmetric
-    to the last bit."""
+    Only the upper triangle is read, as scipy's squareform does (a BLAS product A·Aᵀ need not be symmetric
+    to the last bit), and it is kept as scipy keeps it: condensed, in float64 (half a square matrix)."""
     n = distances.shape[0]
-    work = np.triu(distances, 1)
-    work += work.T  # adding the zeros is exact
-    work = work.astype(np.float64)
-    np.fill_diagonal(work, np.inf)
+    starts = np.zeros(n, dtype=np.int64)  # where row i's pairs (i, j > i) begin in the condensed form
+    starts[1:] = np.cumsum(np.arange(n - 1, 0, -1))
+    packed = np.empty(n * (n - 1) // 2)
+    for i in range(n - 1):
+        packed[starts[i]:starts[i] + n - i - 1] = distances[i, i + 1:]
+    del distances  # a caller that passed a temporary gets its memory back now
+    above = starts - np.arange(n) - 1  # pair (j, x) for j < x sits at above[j] + x
+
+    def row(x: int) -> np.ndarray:
+        """Cluster x's distances to every cluster (inf to itself and to merged-away ones)."""
+        values = np.empty(n)
+        np.take(packed, above[:x] + x, out=values[:x])
+        values[x] = np.inf
+        values[x + 1:] = packed[starts[x]:starts[x] + n - x - 1]
+        return values
+
+    def store(x: int, values: np.ndarray) -> None:
+        packed[above[:x] + x] = values[:x]
+        packed[starts[x]:starts[x] + n - x - 1] = values[x + 1:]
+
     size = np.ones(n, dtype=np.int64)
     merges = np.empty((n - 1, 4))
     chain: list[int] = []
@@ -30,24 +46,23 @@ def average_linkage(distances: np.ndarray) -> np.ndarray:
             chain.append(int(np.flatnonzero(size > 0)[0]))
         while True:  # follow nearest neighbours until two are each other's nearest
             x = chain[-1]
-            row = work[x]
-            y = int(np.argmin(row))  # the first of equal minima, as scipy's scan
+            distances_x = row(x)
+            y = int(np.argmin(distances_x))  # the first of equal minima, as scipy's scan
             if len(chain) > 1:
                 previous = chain[-2]
-                if not row[y] < row[previous]:  # the previous link wins a tie (no cycles)
+                if not distances_x[y] < distances_x[previous]:  # the previous link wins a tie (no cycles)
                     y = previous
                     break
             chain.append(y)
-        current = work[x, y]
+        current = distances_x[y]
         del chain[-2:]
         x, y = min(x, y), max(x, y)
         nx, ny = int(size[x]), int(size[y])
         merges[k] = (x, y, current, nx + ny)
         size[x], size[y] = 0, nx + ny
         # the Lance–Williams update on whole rows: merged-away clusters (and the diagonal) are inf and stay so
-        updated = (nx * work[x] + ny * work[y]) / (nx + ny)
-        work[y], work[:, y] = updated, updated
-        work[x], work[:, x] = np.inf, np.inf
+        store(y, (nx * row(x) + ny * row(y)) / (nx + ny))
+        store(x, np.full(n, np.inf))
     merges = merges[np.argsort(merges[:, 2], kind="mergesort")]
     _relabel(merges, n)
     return merges

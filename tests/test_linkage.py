@@ -9,7 +9,7 @@ import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
-from recommender.scoring.linkage import average_linkage, cut_into
+from recommender.scoring.linkage import average_linkage, cut_into, cuts
 
 
 def cosine_distances(points: np.ndarray) -> np.ndarray:
@@ -45,3 +45,11 @@ def test_a_sample_as_large_as_the_interests_take_is_scipys():
     assert np.array_equal(tree, expected)
     for k in range(2, 11):
         assert np.array_equal(cut_into(tree, k), fcluster(expected, k, criterion="maxclust"))
+
+
+def test_cutting_one_tree_at_several_counts_gives_each_cut():
+    rng = np.random.default_rng(11)
+    distances = cosine_distances(rng.standard_normal((200, 6)).astype(np.float32))
+    tree = average_linkage(distances)
+    assert [cut.tolist() for cut in cuts(tree, [3, 1, 200, 7])] == [
+        fcluster(tree, k, criterion="maxclust").tolist() for k in (3, 1, 200, 7)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recommender.scoring.linkage import average_linkage, cut_into
+from recommender.scoring.linkage import average_linkage, cuts
 
 MAX_INTERESTS = 10  # more than a top 20 can show side by side
 MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of its own
@@ -131,8 +131,8 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     distances = _distances(chosen)  # the same product again, for the silhouettes
     smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))
     best, best_score = None, MIN_SILHOUETTE
-    for k in range(2, max_clusters + 1):
-        labels = _outliers_joined(chosen, cut_into(tree, k) - 1, smallest)
+    for cut in cuts(tree, range(2, max_clusters + 1)):
+        labels = _outliers_joined(chosen, cut - 1, smallest)
         if labels.max() < 1:
             continue
         score = silhouette(distances, labels)

@@ -92,44 +92,55 @@ def _relabel(merges: np.ndarray, n: int) -> None:
 
 def cut_into(merges: np.ndarray, max_clusters: int) -> np.ndarray:
     """Each observation's flat cluster, 1 … k with k ≤ max_clusters, as fcluster(criterion="maxclust")."""
+    return next(cuts(merges, [max_clusters]))
+
+
+def cuts(merges: np.ndarray, cluster_counts):
+    """cut_into for each of `cluster_counts`, the tree walked once for them all."""
     n = merges.shape[0] + 1
-    if max_clusters >= n:
-        return np.arange(1, n + 1, dtype=np.int32)
-    highest = np.maximum.accumulate(merges[:, 2])  # a merge's highest distance below it (merges are sorted)
-    lower, upper = -1, n - 1
-    while upper - lower > 1:  # the lowest threshold with at most max_clusters clusters
-        middle = (lower + upper) >> 1
-        clusters = n - int(np.count_nonzero(highest <= highest[middle]))
-        lower, upper = (middle, upper) if clusters > max_clusters else (lower, middle)
-    return _numbered(merges, highest, highest[upper], n)
+    times = _visiting_times(merges, n)
+    parents = np.full(2 * n - 1, n - 1, dtype=np.int64)  # each node's merge index (the root's: past the end)
+    parents[merges[:, :2].astype(np.int64)] = np.arange(n - 1)[:, None]
+    heights = np.maximum.accumulate(merges[:, 2])  # sorted merges: each one's highest distance below it
+    for max_clusters in cluster_counts:
+        if max_clusters >= n:
+            yield np.arange(1, n + 1, dtype=np.int32)
+            continue
+        lower, upper = -1, n - 1
+        while upper - lower > 1:  # the lowest threshold with at most max_clusters clusters
+            middle = (lower + upper) >> 1
+            clusters = n - int(np.count_nonzero(heights <= heights[middle]))
+            lower, upper = (middle, upper) if clusters > max_clusters else (lower, middle)
+        below = int(np.count_nonzero(heights <= heights[upper]))  # the merges inside clusters: a prefix
+        # a cluster starts at a node inside the cut whose parent is not (a leaf: whose parent is not);
+        # scipy numbers the clusters in the order its walk meets those starts
+        nodes = np.arange(2 * n - 1)
+        starts = (parents >= below) & ((nodes < n) | (nodes - n < below))
+        first = np.sort(times[starts])
+        yield (np.searchsorted(first, times[:n], side="right")).astype(np.int32)
 
 
-def _numbered(merges: np.ndarray, highest: np.ndarray, cutoff: float, n: int) -> np.ndarray:
-    """Clusters numbered in scipy's depth-first order: left subtree, right subtree, then leaf children."""
-    labels = np.zeros(n, dtype=np.int32)
+def _visiting_times(merges: np.ndarray, n: int) -> np.ndarray:
+    """When scipy's depth-first walk (fcluster's) meets each node: an inner node on its first visit, a leaf
+    when its parent numbers its leaf children (after the parent's inner children); one clock for both."""
     children = merges[:, :2].astype(np.int64).tolist()
-    below = (highest <= cutoff).tolist()
+    times = np.zeros(2 * n - 1, dtype=np.int64)
     visited = bytearray(2 * n - 1)
-    stack, count, leader = [2 * n - 2], 0, -1
+    stack, clock = [2 * n - 2], 0
     while stack:
-        root = stack[-1] - n
-        left, right = children[root]
-        if leader == -1 and below[root]:
-            leader, count = root, count + 1
+        node = stack[-1]
+        left, right = children[node - n]
+        if not visited[node]:
+            visited[node] = 1
+            times[node], clock = clock, clock + 1
         if left >= n and not visited[left]:
-            visited[left] = 1
             stack.append(left)
             continue
         if right >= n and not visited[right]:
-            visited[right] = 1
             stack.append(right)
             continue
         for leaf in (left, right):
             if leaf < n:
-                if leader == -1:
-                    count += 1
-                labels[leaf] = count
-        if leader == root:
-            leader = -1
+                times[leaf], clock = clock, clock + 1
         stack.pop()
-    return labels
+    return times

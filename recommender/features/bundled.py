@@ -4,7 +4,9 @@
 recommender.features.cache and their float32 vectors) and a JSON manifest naming the encoder's model id,
 the ONNX file's sha256 and the .npz's sha256. A vector is used only for the exact text it was made from
 and only by the encoder it was made with; a file that does not match its manifest is refused in one
-warning, and the texts are embedded as before. `benchmarks/bundle_embeddings.py` regenerates the files.
+warning, and the texts are embedded as before. The same form holds the shipped collaborative model's
+predicted factors of those texts (icml2025-factors.*, its model id the model's factor cache id), so a first
+run maps only the library through the model's kNN. `benchmarks/bundle_embeddings.py` regenerates the files.
 """
 
 from __future__ import annotations

@@ -53,7 +53,8 @@ def timed(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, floa
         elapsed = time.perf_counter() - started
         out.seek(0), err.seek(0)
         if os.waitstatus_to_exitcode(status):
-            raise RuntimeError(f"{tree}: zotrec {' '.join(args)} failed: {err.read().decode(errors='replace')[-800:]}")
+            message = err.read().decode(errors="replace")[-800:]
+            raise RuntimeError(f"{tree}: zotrec {' '.join(args)} failed: {message}")
         return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read()
 
 
@@ -68,15 +69,17 @@ def scenarios(work: Path, chosen: list[str], base_env: dict[str, str]) -> list[S
     made = []
     if "warm10k" in chosen:
         library = write_library(work / "library-10k.jsonl", 10_000)
-        env = {**base_env, "ZOTREC_CACHE_DIR": str(work / "warm-cache"), "ZOTREC_DATA_DIR": str(work / "warm-data")}
-        made.append(Scenario("warm10k", ["-q", "reading-list", "--library", str(library), "-n", "20", "-o", "-"],
-                             env, warmups=2))
+        env = {**base_env, "ZOTREC_CACHE_DIR": str(work / "warm-cache"),
+               "ZOTREC_DATA_DIR": str(work / "warm-data")}
+        args = ["-q", "reading-list", "--library", str(library), "-n", "20", "-o", "-"]
+        made.append(Scenario("warm10k", args, env, warmups=2))
     if "help" in chosen:
         made.append(Scenario("help", ["--help"], base_env))
     if "bibtex10k" in chosen:
         library = work / "library-10k.bib"
         library.write_text(real_looking(10_000, header=False), encoding="utf-8")
-        env = {**base_env, "ZOTREC_DATA_DIR": str(work / "bib-data"), "ZOTREC_CACHE_DIR": str(work / "bib-cache")}
+        env = {**base_env, "ZOTREC_DATA_DIR": str(work / "bib-data"),
+               "ZOTREC_CACHE_DIR": str(work / "bib-cache")}
         made.append(Scenario("bibtex10k", ["library", "--library", str(library), "--format", "json"], env))
     if "first-run" in chosen:
         fresh = work / "fresh"
@@ -94,12 +97,14 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
     parser.add_argument("--bytecode", choices=("cached", "none"), default="cached")
-    parser.add_argument("--work", type=Path, help="keep the libraries and caches here (default: a temporary folder)")
+    parser.add_argument("--work", type=Path,
+                        help="keep the libraries and caches here (default: a temporary folder)")
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "candidate": args.candidate.resolve()}
     work = args.work or Path(tempfile.mkdtemp(prefix="zotrec-ab-"))
     work.mkdir(parents=True, exist_ok=True)
-    base_env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+    base_env = {key: value for key, value in os.environ.items()
+                if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     base_env.update({"OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "COLUMNS": "100"})
     if args.bytecode == "none":
         base_env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -115,7 +120,8 @@ def main() -> None:
                 if scenario.before:
                     scenario.before()
                 outputs[side] = timed(tree, scenario.args, envs[side])[3]
-        figures: dict[str, dict[str, list[float]]] = {side: {"cpu": [], "wall": [], "rss": []} for side in trees}
+        figures: dict[str, dict[str, list[float]]] = {side: {"cpu": [], "wall": [], "rss": []}
+                                                       for side in trees}
         for pair in range(args.pairs):
             order = list(trees) if pair % 2 == 0 else list(trees)[::-1]
             for side in order:
@@ -124,14 +130,15 @@ def main() -> None:
                 wall, cpu, rss, _ = timed(trees[side], scenario.args, envs[side])
                 for key, value in (("cpu", cpu), ("wall", wall), ("rss", rss)):
                     figures[side][key].append(round(value, 3))
-            print(f"{scenario.name} pair {pair + 1}: " + ", ".join(
-                f"{side} {figures[side]['cpu'][-1]:.2f} s CPU {figures[side]['rss'][-1]:.0f} MB" for side in trees),
-                file=sys.stderr, flush=True)
+            shown = ", ".join(f"{side} {figures[side]['cpu'][-1]:.2f} s CPU {figures[side]['rss'][-1]:.0f} MB"
+                              for side in trees)
+            print(f"{scenario.name} pair {pair + 1}: {shown}", file=sys.stderr, flush=True)
         ratios = [c / b for b, c in zip(figures["baseline"]["cpu"], figures["candidate"]["cpu"])]
         report["scenarios"][scenario.name] = {
             "command": "zotrec " + " ".join(scenario.args),
             "same_output": outputs["baseline"] == outputs["candidate"],
-            **{side: {f"median_{key}": round(statistics.median(values), 3) for key, values in figures[side].items()}
+            **{side: {f"median_{key}": round(statistics.median(values), 3)
+                      for key, values in figures[side].items()}
                | {"cpu": figures[side]["cpu"], "rss": figures[side]["rss"]} for side in trees},
             "median_cpu_ratio": round(statistics.median(ratios), 3),
         }

@@ -23,7 +23,13 @@ from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborat
 from recommender.corpus.default import default_corpus  # noqa: E402
 from recommender.features.bundled import FACTORS_MANIFEST, MANIFEST, file_sha256, shipped_bundle  # noqa: E402
 from recommender.features.cache import text_hash  # noqa: E402
-from recommender.features.dense import DIMENSION, MODEL_ID, ONNX_SHA256, DenseRepresentation, MiniLMEncoder  # noqa: E402
+from recommender.features.dense import (  # noqa: E402
+    DIMENSION,
+    MODEL_ID,
+    ONNX_SHA256,
+    DenseRepresentation,
+    MiniLMEncoder,
+)
 
 DATA = REPO / "recommender" / "data"
 
@@ -58,7 +64,7 @@ def bundle_factors() -> None:
     model = DenseCollaborativeModel.load(SHIPPED_MODEL)
     papers = load_corpus(default_corpus().files).papers
     texts = [paper.text for paper in papers]
-    vectors = DenseRepresentation(use_cache=False).transform(texts)  # the bundled vectors, as a first run reads them
+    vectors = DenseRepresentation(use_cache=False).transform(texts)  # the bundled vectors, as a first run has
     factors = {text_hash(text): row for text, row in zip(texts, model.factors_for_vectors(vectors))}
     keys = sorted(factors)
     array = FACTORS_MANIFEST.with_suffix(".npz")

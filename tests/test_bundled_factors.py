@@ -42,7 +42,7 @@ def test_the_first_reading_list_maps_only_the_library(tmp_path, monkeypatch):
     monkeypatch.setattr(dense_model, "knn_factors", counting)
     monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
-    result = CliRunner().invoke(cli, ["-q", "reading-list", "--library", str(REPO / "examples" / "library.bib"),
-                                      "-n", "3"])
+    library = str(REPO / "examples" / "library.bib")
+    result = CliRunner().invoke(cli, ["-q", "reading-list", "--library", library, "-n", "3"])
     assert result.exit_code == 0, result.output
-    assert 0 < sum(mapped) <= 36  # examples/library.bib's items; the 3,330 papers' factors come with the package
+    assert 0 < sum(mapped) <= 36  # examples/library.bib's items; the 3,330 papers' factors are bundled

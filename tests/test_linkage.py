@@ -13,7 +13,8 @@ from recommender.scoring.linkage import average_linkage, cut_into, cuts
 
 
 def cosine_distances(points: np.ndarray) -> np.ndarray:
-    """As interests.cluster_labels makes them: float32, clipped at 0, a zero diagonal (not symmetric to the bit)."""
+    """As interests.cluster_labels makes them: float32, clipped at 0, a zero diagonal (not symmetric to the
+    bit)."""
     points = points / np.maximum(np.linalg.norm(points, axis=1, keepdims=True), 1e-12)
     distances = np.clip(1.0 - points @ points.T, 0.0, None)
     np.fill_diagonal(distances, 0.0)

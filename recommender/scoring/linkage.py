@@ -1,10 +1,9 @@
 """Average-linkage clustering and its cut into at most k clusters, step for step as scipy computes them
 (scipy.cluster.hierarchy.linkage(method="average") and fcluster(criterion="maxclust")), in numpy.
 
-Why not scipy.cluster itself: importing it costs about 0.5 s of CPU (it pulls in scipy.spatial and parses
-docstrings), a third of a warm 10,000-item run (docs/performance.md). The same nearest-neighbour chain, the same
-Lance–Williams update in float64, the same tie rules, the same stable sort and relabelling, the same cut and
-cluster numbering: tests/test_linkage.py checks the results equal scipy's exactly.
+Why not scipy.cluster itself: importing it cost a warm run more than all the clustering (docs/performance.md,
+issue 31). The same nearest-neighbour chain, Lance–Williams update in float64, tie rules, stable sort,
+relabelling, cut and cluster numbering: tests/test_linkage.py checks the results equal scipy's exactly.
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ def average_linkage(distances: np.ndarray) -> np.ndarray:
 
 
 def _relabel(merges: np.ndarray, n: int) -> None:
-    """Children named by the clusters they belong to after the sort (scipy's union-find labelling), in place."""
+    """Children named by the clusters they hold after the sort (scipy's union-find labelling), in place."""
     parent = list(range(2 * n - 1))
     sizes = [1] * (2 * n - 1)
 

@@ -2,7 +2,9 @@
 
 Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to how a
 paper's text is made, or to the encoder (recommender/features/bundled.py says how they are used):
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bundle_embeddings.py
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bundle_embeddings.py [--factors-only]
+
+`--factors-only` rewrites only the shipped collaborative model's factors of those texts (after a new model).
 """
 
 from __future__ import annotations
@@ -17,9 +19,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from recommender.corpus.readers import load_corpus  # noqa: E402
-from recommender.features.bundled import MANIFEST, file_sha256  # noqa: E402
+from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
+from recommender.corpus.default import default_corpus  # noqa: E402
+from recommender.features.bundled import FACTORS_MANIFEST, MANIFEST, file_sha256, shipped_bundle  # noqa: E402
 from recommender.features.cache import text_hash  # noqa: E402
-from recommender.features.dense import DIMENSION, MODEL_ID, ONNX_SHA256, MiniLMEncoder  # noqa: E402
+from recommender.features.dense import (  # noqa: E402
+    DIMENSION,
+    MODEL_ID,
+    ONNX_SHA256,
+    DenseRepresentation,
+    MiniLMEncoder,
+)
 
 DATA = REPO / "recommender" / "data"
 
@@ -43,7 +53,28 @@ def main() -> None:
                 "array": array.name, "array_sha256": file_sha256(array)}
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"{len(texts)} vectors, {array.stat().st_size / 1e6:.1f} MB → {array}")
+    bundle_factors()
+
+
+def bundle_factors() -> None:
+    """The shipped collaborative model's factors of the default corpus's texts, computed as a first run does
+    (every paper in corpus order, the kNN in its 64-row blocks, a later duplicate text winning), so the bundle
+    holds that run's very values; rerun after the vectors or the shipped model change."""
+    shipped_bundle.cache_clear()
+    model = DenseCollaborativeModel.load(SHIPPED_MODEL)
+    papers = load_corpus(default_corpus().files).papers
+    texts = [paper.text for paper in papers]
+    vectors = DenseRepresentation(use_cache=False).transform(texts)  # the bundled vectors, as a first run has
+    factors = {text_hash(text): row for text, row in zip(texts, model.factors_for_vectors(vectors))}
+    keys = sorted(factors)
+    array = FACTORS_MANIFEST.with_suffix(".npz")
+    np.savez(array, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16),
+             vectors=np.vstack([factors[key] for key in keys]).astype("<f4"))
+    manifest = {"model_id": model.cache_id, "onnx_sha256": ONNX_SHA256, "dimension": len(model.item_gram),
+                "rows": len(keys), "array": array.name, "array_sha256": file_sha256(array)}
+    FACTORS_MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(keys)} factor rows, {array.stat().st_size / 1e6:.1f} MB → {array}")
 
 
 if __name__ == "__main__":
-    main()
+    bundle_factors() if sys.argv[1:] == ["--factors-only"] else main()

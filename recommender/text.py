@@ -43,6 +43,19 @@ def _latex_converter():  # pylatexenc is imported lazily: most text has no LaTeX
     return LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
 
 
+@lru_cache(maxsize=1)
+def _latex_context():
+    """pylatexenc's default macro database, built once: a LatexWalker left to itself builds it anew for
+    every piece it parses (7 categories, about 1 ms a formula)."""
+    from pylatexenc.latexwalker import get_default_latex_context_db
+
+    return get_default_latex_context_db()
+
+
+def _latex_to_text(latex: str) -> str:
+    return _latex_converter().latex_to_text(latex, latex_context=_latex_context())
+
+
 def strip_latex(text: str) -> str:
     """Render stray LaTeX ("$n^{1.5}$", "{B}ayesian", "\\emph{x}", "a---b") as plain Unicode text.
 
@@ -79,7 +92,7 @@ def _render(piece: str) -> str:
         return simple
     protected = re.sub(r"(?<!\\)([%&])", r"\\\1", piece)  # comment/alignment characters in LaTeX
     try:
-        return _latex_converter().latex_to_text(protected)
+        return _latex_to_text(protected)
     except Exception:  # noqa: BLE001 - pylatexenc raises many kinds; keep the raw text then
         return piece
 
@@ -113,7 +126,7 @@ def _simple_math(piece: str) -> str | None:
 @lru_cache(maxsize=2_000)
 def _symbol(macro: str) -> str | None:
     """What pylatexenc makes of a lone symbol macro ("\\alpha" → "α"); None for one that wants arguments."""
-    shown = _latex_converter().latex_to_text(f"${macro}$")
+    shown = _latex_to_text(f"${macro}$")
     return None if not shown or any(mark in shown for mark in ("\\", "%s", "$")) else shown
 
 

@@ -16,14 +16,17 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from recommender.collaborative.card import ModelCard, arrays_content, file_content
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import InputError
 from recommender.store import write_npz
+
+if TYPE_CHECKING:  # scipy costs 0.4 s to import; loading and applying a model never needs it
+    from scipy import sparse
 
 DENSE_MODEL_FORMAT = "zotrec-collaborative-dense-1"
 SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "data" / "collaborative-dense.npz"
@@ -135,6 +138,9 @@ class DenseCollaborativeModel:
         found = cache.lookup(self.cache_id, keys, dimension) if cache else {}
         todo = [i for i, key in enumerate(keys) if key not in found]
         if todo:
+            found.update(self._bundled_factors([keys[i] for i in todo], dimension))
+            todo = [i for i in todo if keys[i] not in found]
+        if todo:
             fresh = self.factors_for_vectors(self._representation.transform([texts[i] for i in todo]))
             new = {keys[i]: row for i, row in zip(todo, fresh)}
             if cache:
@@ -143,6 +149,19 @@ class DenseCollaborativeModel:
         if not texts:
             return np.zeros((0, dimension), dtype=np.float32)
         return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def _bundled_factors(self, keys: list[bytes], dimension: int) -> dict[bytes, np.ndarray]:
+        """The shipped factors of the bundled corpus texts among `keys`, when this is the model they were made
+        with (recommender/features/bundled.py); the bundled list's first run then maps only the library."""
+        from recommender.features.bundled import shipped_factors
+        from recommender.features.dense import MODEL_ID, ONNX_SHA256
+
+        bundle = shipped_factors(ONNX_SHA256) if self.encoder_id == MODEL_ID else None
+        if bundle is None:
+            return {}
+        rows = np.zeros((len(keys), dimension), dtype=np.float32)
+        hit = bundle.fill(self.cache_id, keys, rows)
+        return {key: rows[position] for position, key in enumerate(keys) if hit[position]}
 
     @property
     def cache_id(self) -> str:
@@ -270,6 +289,8 @@ def dataset_vectors(data, representation) -> np.ndarray:
     """
     if data.word_order_kept:
         return np.asarray(representation.transform(data.texts), dtype=np.float32)
+    from scipy import sparse
+
     vocabulary: dict[str, int] = {}
     rows, columns, counts = [], [], []
     for item, text in enumerate(data.texts):

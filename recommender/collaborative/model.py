@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from recommender.features.tfidf import TfidfRepresentation
+
+if TYPE_CHECKING:  # scipy costs 0.4 s to import; a run that only loads a model never needs it
+    from scipy import sparse
 
 log = logging.getLogger(__name__)
 

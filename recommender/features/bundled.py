@@ -4,7 +4,9 @@
 recommender.features.cache and their float32 vectors) and a JSON manifest naming the encoder's model id,
 the ONNX file's sha256 and the .npz's sha256. A vector is used only for the exact text it was made from
 and only by the encoder it was made with; a file that does not match its manifest is refused in one
-warning, and the texts are embedded as before. `benchmarks/bundle_embeddings.py` regenerates the files.
+warning, and the texts are embedded as before. The same form holds the shipped collaborative model's
+predicted factors of those texts (icml2025-factors.*, its model id the model's factor cache id), so a first
+run maps only the library through the model's kNN. `benchmarks/bundle_embeddings.py` regenerates the files.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ log = logging.getLogger(__name__)
 
 BUNDLE_DIR = Path(__file__).resolve().parents[1] / "data" / "embeddings"
 MANIFEST = BUNDLE_DIR / "icml2025-minilm.json"
+# The shipped collaborative model's predicted factors of the same texts (its kNN over 16,980 training items
+# cost a first run about 2 s of CPU); the model id is the model's factor cache id, so another model misses.
+FACTORS_MANIFEST = BUNDLE_DIR / "icml2025-factors.json"
 
 
 class BundledVectors:
@@ -83,3 +88,9 @@ def load_bundle(manifest_path: Path, onnx_sha256: str) -> BundledVectors | None:
 def shipped_bundle(onnx_sha256: str) -> BundledVectors | None:
     """The package's bundle, read and verified once per process."""
     return load_bundle(MANIFEST, onnx_sha256)
+
+
+@functools.lru_cache(maxsize=None)
+def shipped_factors(onnx_sha256: str) -> BundledVectors | None:
+    """The shipped model's factors of the bundled texts, read and verified once per process (None without)."""
+    return load_bundle(FACTORS_MANIFEST, onnx_sha256) if FACTORS_MANIFEST.exists() else None

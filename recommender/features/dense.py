@@ -106,11 +106,10 @@ def return_freed_memory() -> None:
     where the C library has no malloc_trim (macOS, Windows, musl).
     """
     import ctypes
-    import ctypes.util
 
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+    try:  # the process's own symbols hold the C library's; ctypes.util.find_library runs ldconfig (20 ms)
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
         return
     trim.argtypes = [ctypes.c_size_t]
     trim(0)

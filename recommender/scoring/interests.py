@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from recommender.features.base import dense_part
+from recommender.scoring.linkage import average_linkage, cuts
 
 MAX_INTERESTS = 10  # more than a top 20 can show side by side
 MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of its own
@@ -117,32 +119,41 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     the best silhouette, at least MIN_SILHOUETTE, after clusters under MIN_CLUSTER_SHARE of the sample (at
     least MIN_CLUSTER_ITEMS) join the nearest larger one; every row then joins its nearest cluster centroid.
     """
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from scipy.spatial.distance import squareform
-
     n = rows.shape[0]
     single = np.zeros(n, dtype=np.int64)
     if n < 2 * MIN_CLUSTER_ITEMS:
         return single
-    points = _dense(rows, seed)
     sample = _sample(n, seed)
-    chosen = points[sample]
-    distances = np.clip(1.0 - chosen @ chosen.T, 0.0, None)
-    np.fill_diagonal(distances, 0.0)
-    tree = linkage(squareform(distances, checks=False), method="average")
+    # Dense rows: only the sample is made unit now, every row once the SAMPLE² matrices are gone (a
+    # 10,000-row library's unit copy is 15 MB); sparse rows need every row for their latent basis.
+    points = _dense(rows, seed) if _is_sparse(dense_part(rows)) else None
+    chosen = points[sample] if points is not None else _dense(getattr(rows, "dense_rows", rows)[sample])
+    tree = average_linkage(_distances(chosen))  # its float64 copy replaces the float32 matrix
+    distances = _distances(chosen)  # the same product again, for the silhouettes
     smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))
     best, best_score = None, MIN_SILHOUETTE
-    for k in range(2, max_clusters + 1):
-        labels = _outliers_joined(chosen, fcluster(tree, k, criterion="maxclust") - 1, smallest)
+    for cut in cuts(tree, range(2, max_clusters + 1)):
+        labels = _outliers_joined(chosen, cut - 1, smallest)
         if labels.max() < 1:
             continue
         score = silhouette(distances, labels)
         if score > best_score + 1e-9:
             best, best_score = labels, score
+    del distances
     if best is None:
         return single
     centroids = _unit(np.vstack([chosen[best == label].mean(axis=0) for label in range(best.max() + 1)]))
+    points = points if points is not None else _dense(rows, seed)
     return _by_size(np.argmax(points @ centroids.T, axis=1))
+
+
+def _distances(points: np.ndarray) -> np.ndarray:
+    """Cosine distances of unit rows, clipped at 0, zero on the diagonal (computed in place: one matrix)."""
+    distances = points @ points.T
+    np.subtract(1.0, distances, out=distances)
+    np.maximum(distances, 0.0, out=distances)
+    np.fill_diagonal(distances, 0.0)
+    return distances
 
 
 def _outliers_joined(points: np.ndarray, labels: np.ndarray, smallest: int) -> np.ndarray:
@@ -270,11 +281,11 @@ def _dense(rows, seed: int = SEED) -> np.ndarray:
     SVD_DIMENSIONS leading latent dimensions of a sample's terms that two of its items share, so the basis stays
     small. The latent basis comes from the eigenvectors of the sample's Gram matrix (LAPACK's eigh), not ARPACK:
     the same rows give the same clusters on every run (ARPACK's ±4e-7 drifts flipped near-tied clusters)."""
+    rows = dense_part(rows)  # hybrid rows (features/base.py): their MiniLM part
+    if not _is_sparse(rows):
+        return _unit(np.asarray(rows, dtype=np.float32))
     from scipy import sparse
 
-    rows = dense_part(rows)  # hybrid rows (features/base.py): their MiniLM part
-    if not sparse.issparse(rows):
-        return _unit(np.asarray(rows, dtype=np.float32))
     rows = sparse.csr_matrix(rows, dtype=np.float32)
     n = rows.shape[0]
     sample = rows[_sample(n, seed)]
@@ -288,6 +299,13 @@ def _dense(rows, seed: int = SEED) -> np.ndarray:
     top = top[values[top] > 1e-12]
     basis = np.asarray(sample.T @ (vectors[:, top] / np.sqrt(values[top])))  # terms × rank: the right singular vectors
     return _unit(np.asarray(rows[:, shared] @ basis, dtype=np.float32))
+
+
+def _is_sparse(rows) -> bool:
+    """Whether rows are a scipy sparse matrix, without importing scipy (0.4 s) for dense rows: no sparse
+    matrix exists before scipy.sparse is imported."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(rows)
 
 
 def _unit(points: np.ndarray) -> np.ndarray:

@@ -246,22 +246,29 @@ class Recommender:
 
     def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None, kept_state=None,
                         memo=None) -> np.ndarray:
-        """tf-idf topK (values only); with the kept state only texts new since the last run are scored."""
-        if self._lexical is None:
-            self._lexical = lexical_corpus(self.corpus, memo)
-        index, corpus_rows = self._lexical
+        """tf-idf topK (values only); with the kept state only texts new since the last run are scored (and
+        the corpus's tf-idf rows, scipy's sparse matrices, are not even loaded when there are none)."""
+        def lexical():
+            if self._lexical is None:
+                self._lexical = lexical_corpus(self.corpus, memo)
+            return self._lexical
+
         if item_weights is not None:  # recency-weighted values are never kept
+            index, corpus_rows = lexical()
             return sparse_top_values(scaled_rows(index.transform(texts), item_weights), corpus_rows,
                                      self.base).scores(self.base)
 
         def compute(previous: TopValues | None) -> TopValues:
             start = previous.n_items if previous is not None else 0
-            new = sparse_top_values(index.transform(texts[start:]), corpus_rows, self.base) if len(texts) > start else None
+            if previous is not None and len(texts) <= start:
+                return previous
+            index, corpus_rows = lexical()
+            new = sparse_top_values(index.transform(texts[start:]), corpus_rows, self.base)
             return new if previous is None else merge_top_values(previous, new, self.base)
 
         if kept_state is None or parse_aggregation(self.base)[0] == "mean":
             return compute(None).scores(self.base)
-        values = kept_state.signal_values(f"lexical-{self.base}", corpus_rows.shape[0],
+        values = kept_state.signal_values(f"lexical-{self.base}", len(self.corpus),
                                                 lambda n_items: kept(self.base, n_items), compute)
         return values.scores(self.base)
 

@@ -68,11 +68,10 @@ def keep_freed_memory_for_reuse() -> None:
     scoring allocates and frees many arrays of tens of MB, each otherwise mapped and page-faulted in
     afresh (measured in docs/performance.md). A no-op without glibc's mallopt."""
     import ctypes
-    import ctypes.util
 
-    try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
+    try:  # the process's own symbols hold the C library's; ctypes.util.find_library runs ldconfig (20 ms)
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):
         return
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     for option, value in ((-3, 32 << 20), (-1, 256 << 20), (-2, 64 << 20)):  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD

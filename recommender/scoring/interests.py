@@ -127,7 +127,7 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     # Dense rows: only the sample is made unit now, every row once the SAMPLE² matrices are gone (a
     # 10,000-row library's unit copy is 15 MB); sparse rows need every row for their latent basis.
     points = _dense(rows, seed) if _is_sparse(dense_part(rows)) else None
-    chosen = points[sample] if points is not None else _dense(getattr(rows, "dense_rows", rows)[sample])
+    chosen = points[sample] if points is not None else _dense(dense_part(rows)[sample])
     tree = average_linkage(_distances(chosen))  # its float64 copy replaces the float32 matrix
     distances = _distances(chosen)  # the same product again, for the silhouettes
     smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))

@@ -39,7 +39,7 @@ def read_local_view(endpoint: str, group: str | None) -> SqliteLibrary:
     name = f"{owner.get('type', library_type)}:{owner.get('id', library_id)}"
     paths = collection_paths({c["key"]: _data(c) for c in collections if isinstance(c, dict) and c.get("key")})
     view = LibraryView(items=items, children=lift_children([d for d in data if d.get("parentItem")]),
-                       collections=paths, complete=False)
+                       collections=paths)
     return SqliteLibrary(name, f"{library_type} library {library_id} (local API)", view)
 
 

@@ -56,7 +56,7 @@ def read_web_view(argument: str, options) -> SqliteLibrary:
         session.close()
         cache.close()
     credentials = session.credentials
-    view = LibraryView(items=items, collections=collection_paths(collections), complete=bool(items))
+    view = LibraryView(items=items, collections=collection_paths(collections))  # deletions: sync asks for them
     return SqliteLibrary(f"{credentials.library_type}:{credentials.library_id}", credentials.describe(), view)
 
 

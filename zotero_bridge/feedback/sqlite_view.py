@@ -67,7 +67,7 @@ def _read(db: sqlite3.Connection, path: Path, group: str | None, keys: set[str])
     _fill(db, by_id, collections)
     children = _children(db, by_id, ids)
     view = LibraryView(items={k: {n: v for n, v in d.items() if n != "_id"} for k, d in items.items()},
-                       children=children, collections=collections, complete=False)
+                       children=children, collections=collections)
     user = db.execute("SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'").fetchone()
     result = SqliteLibrary(name, label, view, me=int(user[0]) if user and str(user[0]).isdigit() else None)
     if name.startswith("group:"):

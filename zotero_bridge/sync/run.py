@@ -20,6 +20,7 @@ from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import DEFAULT_SCORING
 from recommender.scoring.match import with_match
 from zotero_bridge.errors import BridgeError
+from zotero_bridge.feedback.identity import legacy_history, library_identity, move_history, say_if_new
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
 from zotero_bridge.zotero_api.client import WriteConflict
@@ -44,6 +45,7 @@ class Transport:
     open: Callable[[SourceOptions], tuple[Any, Any]] = open_session
     snapshot: Callable[[Any, Any], Any] = sync_snapshot
     group_signal: bool = True  # the Web API shows who created each group item; the local API does not
+    identity: Callable[[Any], str] = lambda target: library_identity(target.library_type, target.library_id)
 
 
 WEB_API = Transport()
@@ -53,7 +55,9 @@ def local_transport(endpoint: str = "") -> Transport:
     """The desktop's local API (`--library zotero:local[:URL]`, Zotero 10 and later)."""
     from zotero_bridge.local_api.transport import open_local, read_snapshot
 
-    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False)
+    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False,
+                     identity=lambda target: library_identity(target.library_type, target.library_id,
+                                                              target.server_id))
 
 
 @dataclass
@@ -116,7 +120,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
                                                      aggregation=request.aggregation, model=request.model)
     session, cache = request.transport.open(request.options)
     memory = Memory(request.memory_path)
-    library = library_name(session.credentials.library_type, session.credentials.library_id)
+    library = request.transport.identity(session.credentials)  # per library identity (feedback/identity.py)
     try:
         first_version = cache.library_version
         remembered = memory.papers(library)
@@ -125,6 +129,13 @@ def run_sync(request: SyncRequest) -> SyncReport:
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
             snapshot = request.transport.snapshot(session, cache)
+            if round_number == 1 and not remembered:  # history under the old name, or a new library: one line
+                if old := legacy_history(memory.db, library, snapshot.collections, snapshot.items):
+                    remembered = memory.papers(old)
+                    if not request.dry_run:
+                        move_history(memory.db, old, library)
+                else:
+                    say_if_new(memory.db, library, session.credentials.describe())
             adopted.update(_adopt(cache, snapshot, {**remembered, **adopted}))
             remembered = {**adopted, **remembered}
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
@@ -161,11 +172,6 @@ def run_sync(request: SyncRequest) -> SyncReport:
         memory.close()
 
 
-def library_name(library_type: str, library_id: str) -> str:
-    """How the memory names a library, whichever source reads it: 'user:123' or 'group:456'."""
-    return f"{library_type}:{library_id}"
-
-
 def _group_signal(session, memory, library, snapshot, corpus):
     """For a group library: (corpus id → other members who saved it, keys they created, the group's name)."""
     if session.credentials.library_type != "group":
@@ -181,10 +187,12 @@ def _group_signal(session, memory, library, snapshot, corpus):
 def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
     """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
     from recommender.scoring.feedback import apply_feedback
+    from zotero_bridge.feedback.fates import DISMISSED
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
 
-    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()])
+    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()],
+                    unsure=[paper.item_key for paper in remembered.values() if paper.fate != DISMISSED])
     fates = read_fates(remembered, view, request.collection_name)
     counts, others, group_name = group
     feedback = feedback_for(fates, counts, group_name)

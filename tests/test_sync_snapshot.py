@@ -189,3 +189,22 @@ def test_history_kept_as_user_0_moves_to_the_database_that_wrote_it(desktop, pap
 ])
 def test_library_identity(args, identity):
     assert library_identity(*args) == identity
+
+
+def test_reading_list_on_the_desktop_finds_the_memory_sync_kept(desktop, papers, corpus_file):
+    """reading-list --library zotero:local names the library as sync does (local:<server id>): a paper the user
+    took out of the collection is dismissed there too (without the memory that cannot be told from zotrec)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from zotero_bridge.cli.main import cli
+
+    sync(desktop, papers, top_n=5)
+    taken = min(ours(desktop)[0], key=lambda data: data["extra"])
+    desktop.edit_item(desktop.library(), taken["key"], collections=[])
+    result = CliRunner().invoke(cli, ["reading-list", "--library", f"zotero:local:{desktop.url}", "--corpus",
+                                      str(corpus_file), "-n", "80", "--features", "tfidf", "--model", "none",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert taken["extra"].split()[1] not in [row["id"] for row in json.loads(result.stdout)]

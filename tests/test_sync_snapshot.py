@@ -208,3 +208,40 @@ def test_reading_list_on_the_desktop_finds_the_memory_sync_kept(desktop, papers,
                                       "--format", "json"])
     assert result.exit_code == 0, result.output
     assert taken["extra"].split()[1] not in [row["id"] for row in json.loads(result.stdout)]
+
+
+# ---- the Web API's first read (a new computer: no cache, no memory) -------------------------------------------
+@pytest.mark.parametrize("fault", ["an empty page", "an edit between pages"])
+def test_a_first_web_read_that_pages_while_the_library_changes_creates_no_duplicate(zotero_server, papers, tmp_path,
+                                                                                    fault):
+    from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+    from .test_sync import ours as web_ours
+
+    def web_sync(where):
+        options = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=zotero_server.url,
+                                cache_dir=tmp_path / where / "cache",
+                                extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
+        return run_sync(SyncRequest(papers, options, NAME, top_n=20, memory_path=tmp_path / where / "history.sqlite"))
+
+    web_sync("first computer")
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    for number in range(120):  # PDFs filed later: zotrec's items move to the second page
+        zotero_server.add_item(library, itemType="attachment", title=f"scan-{number}.pdf", linkMode="imported_file",
+                               dateModified=zotero_server.now())
+    _, items, _ = web_ours(zotero_server)
+    if fault == "an empty page":
+        zotero_server.short_pages = 1
+    else:
+        tagged = items[0]
+        def user_tags_it(fake, start):
+            if start == 100 and fake.between_pages is not None:
+                fake.between_pages = None
+                fake.edit_item(library, tagged["key"], tags=[*tagged["tags"], {"tag": "to-read"}])
+        zotero_server.between_pages = user_tags_it
+    report = web_sync("second computer")
+    assert zotero_server.short_pages == 0 and zotero_server.between_pages is None  # the fault happened
+    _, after, members = web_ours(zotero_server)
+    ids = [data["extra"].split()[1] for data in after]
+    assert len(ids) == len(set(ids)) == 20  # no paper created twice
+    assert report.result is None or report.result.created == 0
+    assert len([m for m in members if not m.get("deleted")]) == 20

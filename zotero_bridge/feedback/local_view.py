@@ -2,8 +2,8 @@
 
 Every item (children included), the trash and the collections, as pyzotero reads them from
 http://localhost:23119/api; the library is named as sync names it (feedback/identity.py: the items' own
-`library` field, and the Zotero-Server-ID for a desktop with no account), so the memory `sync` wrote is found. Deletions are not visible
-here: a missing item keeps its last known fate.
+`library` field, and the Zotero-Server-ID for a desktop with no account), so the memory `sync` wrote is found.
+Deletions are not visible here: a missing item keeps its last known fate.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""`zotrec sync --library zotero:local[:URL]`: how the one sync plan reaches the desktop (web/sync.py `Transport`).
+"""`zotrec sync --library zotero:local[:URL]`: how the one sync plan reaches the desktop (web/sync.py
+`Transport`).
 
 `open` gives a LocalSession and the sync cache of this database (partitioned by Zotero-Server-ID: local
-versions mean nothing in another database); `snapshot` reads the whole library each run, trash included, as one
-consistent snapshot, and stores it in that cache, so the plan sees the desktop exactly as the Web API path sees a synced library.
+versions mean nothing in another database); `snapshot` reads the whole library each run, trash included, as
+one consistent snapshot, and stores it in that cache, so the plan sees the desktop exactly as the Web API path
+sees a synced library.
 """
 
 from __future__ import annotations
@@ -48,10 +50,12 @@ def read_snapshot(session: LocalSession, cache: Any):
     from zotero_bridge.zotero_api.snapshot import Snapshot
 
     zot = session.zot
-    items = Listing("reading items", lambda: zot.everything(zot.top(limit=PAGE_SIZE, includeTrashed=1)),
+    items = Listing("reading items", lambda: session.call("reading items", lambda: zot.everything(
+                        zot.top(limit=PAGE_SIZE, includeTrashed=1))),
                     lambda: zot.top(format="versions", includeTrashed=1, limit=None),
                     lambda keys: zot.items(itemKey=",".join(keys), includeTrashed=1, limit=len(keys)))
-    collections = Listing("reading collections", lambda: zot.everything(zot.collections(limit=PAGE_SIZE)),
+    collections = Listing("reading collections", lambda: session.call("reading collections", lambda: zot.everything(
+                              zot.collections(limit=PAGE_SIZE))),
                           lambda: zot.collections(format="versions", limit=None))
     rows, folders, version = read_consistent(session, items, collections,
                                              lambda what, answer: _objects(session.endpoint, answer))

@@ -27,8 +27,9 @@ KEYS_PER_REQUEST = 50
 
 @dataclass(frozen=True)
 class Listing:
-    """How to read one kind of object: `what` (for messages), `pages()` every page as one list, `versions()`
-    {key: version} in one request, `by_keys(keys)` ≤50 objects by key (None: read every page again)."""
+    """How to read one kind of object: `what` (for messages), `pages()` every page as one list (it makes its
+    own requests), `versions()` {key: version} in one request, `by_keys(keys)` ≤50 objects by key in one
+    request (None: read every page again)."""
 
     what: str
     pages: Callable[[], list]
@@ -44,9 +45,8 @@ def read_consistent(session: Any, items: Listing, collections: Listing,
                     check: Callable[[str, Any], list[dict]]) -> tuple[list[dict], list[dict], int]:
     """(item data, collection data, the library version they agree at). `check(what, answer)` turns an
     answer into Zotero objects or raises the transport's one-line error."""
-    held_items: dict[str, dict] = _keyed(check(items.what, session.call(items.what, items.pages)))
-    held_collections: dict[str, dict] = _keyed(check(collections.what, session.call(collections.what,
-                                                                                     collections.pages)))
+    held_items: dict[str, dict] = _keyed(check(items.what, items.pages()))
+    held_collections: dict[str, dict] = _keyed(check(collections.what, collections.pages()))
     for _ in range(MAX_ROUNDS):
         item_version = _agree(session, items, held_items, check)
         collection_version = _agree(session, collections, held_collections, check)
@@ -73,7 +73,7 @@ def _agree(session: Any, listing: Listing, held: dict[str, dict], check) -> int 
              "reading them again.", listing.what.removeprefix("reading "), len(stale), len(extra))
     if listing.by_keys is None:
         held.clear()
-        held.update(_keyed(check(listing.what, session.call(listing.what, listing.pages))))
+        held.update(_keyed(check(listing.what, listing.pages())))
         return None
     for key in extra:
         held.pop(key)

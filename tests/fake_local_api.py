@@ -20,7 +20,7 @@ read-only 7.x–9.x file and the 10.x one with writes) and the answers recorded 
   every write stamps `dateModified`.
 Local versions are this database's own counter (unrelated to zotero.org versions). Switches to change the library
 under a client: `between_pages(fake, start)` runs before a page after the first is made (the user at work),
-`on_get(fake, path)` before every GET, `short_pages` makes the next pages after the first come back empty
+`on_get(fake, path)` before every GET, `before_write(fake)` before a write, `short_pages` makes the next pages after the first come back empty
 (headers as usual).
 """
 
@@ -85,6 +85,7 @@ class FakeLocalZotero:
         self.between_pages: Callable[[FakeLocalZotero, int], None] | None = None  # before a page at start > 0
         self.short_pages = 0  # the next pages at start > 0 answer an empty list
         self.on_get: Callable[[FakeLocalZotero, str], None] | None = None  # before every GET (a busy user)
+        self.before_write: Callable[[FakeLocalZotero], None] | None = None  # before a write is looked at
         self.lock = threading.RLock()
         self._counter = 0
         self._last_stamp = 0
@@ -203,6 +204,8 @@ class _Handler(QuietDispatcher):
             fake.requests.append((method, self.path, dict(self.headers.items())))
             if method == "GET" and fake.on_get:
                 fake.on_get(fake, parts.path)
+            if method != "GET" and fake.before_write:
+                fake.before_write(fake)
             for fault in fake.faults:
                 status, times, wanted, part, headers, body = fault
                 if times > 0 and wanted in ("", method) and part in parts.path:

@@ -245,3 +245,21 @@ def test_a_first_web_read_that_pages_while_the_library_changes_creates_no_duplic
     assert len(ids) == len(set(ids)) == 20  # no paper created twice
     assert report.result is None or report.result.created == 0
     assert len([m for m in members if not m.get("deleted")]) == 20
+
+
+def test_papers_zotrec_took_out_in_a_run_that_died_before_the_answer_are_not_dismissed(desktop, papers):
+    """Zotero stored zotrec's removals, then the run died before it heard (kill -9, a dropped connection): the
+    next run knows zotrec took them out itself (cache.leaving); "you removed it" needs the user to do it."""
+    sync(desktop, papers, top_n=30)
+
+    def drop_the_answer(fake, result):
+        fake.after_write = None
+        raise ConnectionAbortedError("the client is gone")  # committed; no answer leaves
+
+    desktop.after_write = drop_the_answer
+    with pytest.raises(BridgeError):
+        sync(desktop, papers, top_n=20)
+    assert len(live_members(desktop)) == 20  # Zotero did take the ten out
+    report = sync(desktop, papers, top_n=20)
+    assert not [f for f in only_fates().values() if f[0] == "dismissed"]
+    assert report.result is None and len(live_members(desktop)) == 20

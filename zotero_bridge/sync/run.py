@@ -136,6 +136,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
                         move_history(memory.db, old, library)
                 else:
                     say_if_new(memory.db, library, session.credentials.describe())
+            remembered = _taken_out_by_us(cache, snapshot, remembered)
             adopted.update(_adopt(cache, snapshot, {**remembered, **adopted}))
             remembered = {**adopted, **remembered}
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
@@ -147,6 +148,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
             if request.dry_run or not report.plan.needs_writes:
                 break
             try:
+                cache.record_leaving(report.plan.collection_key or "", [e.item_key for e in report.plan.of("remove")])
                 report.result = Writer(session, cache, snapshot).apply(report.plan, report.recommendations)
                 break
             except WriteConflict as conflict:
@@ -158,6 +160,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
             _remember(memory, library, report, fates, snapshot, moved=bool(user_changed), adopted=adopted,
                       steering=request.steering)
             cache.forget_pending(cache.pending())  # remembered now
+            cache.forget_leaving()
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
             _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
@@ -213,6 +216,19 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     recs = with_match([rec for rec in recs if rec.paper.id in planned],  # the 0–100 match the notes show
                       getattr(recommender.representation, "name", ""))
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
+
+
+def _taken_out_by_us(cache, snapshot, remembered):
+    """Papers a killed run was taking out of the collection (cache.leaving) and that are out now: zotrec took
+    them out (RETIRED), the user did not dismiss them."""
+    from dataclasses import replace
+
+    from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED
+
+    leaving = cache.leaving()
+    return {cid: replace(paper, status=RETIRED) if paper.status == IN_COLLECTION and paper.item_key in leaving
+            and leaving[paper.item_key] not in (snapshot.items.get(paper.item_key, {}).get("collections") or [])
+            else paper for cid, paper in remembered.items()}
 
 
 def _adopt(cache, snapshot, remembered):

@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+from zotero_bridge.zotero_api.ours import ZOTREC_TAG, is_our_note
 
 KEPT, DISMISSED, UNTOUCHED = "kept", "dismissed", "untouched"
 STALE_AFTER_RUNS = 3
-ZOTREC_TAG = "zotrec"
 FINGERPRINT_FIELDS = ("title", "abstractNote", "DOI", "url")
 CHILD_TYPES = ("note", "attachment", "annotation")
 
@@ -61,9 +61,8 @@ def user_tags(data: Mapping) -> list[str]:
 
 
 def user_children(children: Sequence[Mapping]) -> list[Mapping]:
-    """Children the user made: not zotrec's note, not in the trash."""
-    return [c for c in children if not c.get("deleted") and ZOTREC_TAG not in {
-        t.get("tag") for t in c.get("tags") or [] if isinstance(t, Mapping)}]
+    """Children the user made: not zotrec's note (ours.py), not in the trash."""
+    return [c for c in children if not c.get("deleted") and not is_our_note(c)]
 
 
 def fate_of(paper: Remembered, view: LibraryView, collection_name: str = "") -> Remembered:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
-from zotero_bridge.feedback.fates import ZOTREC_TAG
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
+from zotero_bridge.zotero_api.ours import is_ours_item
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +60,6 @@ def read_web_view(argument: str, options) -> SqliteLibrary:
     return SqliteLibrary(f"{credentials.library_type}:{credentials.library_id}", credentials.describe(), view)
 
 
-def is_zotrec_item(item: LibraryItem) -> bool:
-    """An item zotrec created (its tag and its Extra line), as any library reader shows it."""
-    return ZOTREC_TAG in item.tags and "zotrec:" in item.extra
-
-
 def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper], options=None
                     ) -> tuple[Feedback, frozenset[str]] | None:
     """What the user did with zotrec's papers, from the first zotero.sqlite, zotero:local or (given the
@@ -105,19 +100,16 @@ def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
     """Without a memory on this computer: zotrec's tagged items, their corpus id from Extra, the collection
     most of them are in; taking an item out of it cannot be told from zotrec doing it, so only the trash
     and the signs of keeping count."""
-    import re
+    from zotero_bridge.zotero_api.ours import corpus_id_of, is_ours
 
-    items = {key: data for key, data in library.view.items.items()
-             if ZOTREC_TAG in {t.get("tag") for t in data.get("tags") or [] if isinstance(t, dict)}}
+    items = {key: data for key, data in library.view.items.items() if is_ours(data)}
     held = Counter(key for data in items.values() for key in data.get("collections") or [])
     collection = held.most_common(1)[0][0] if held else ""
     found = {}
     for key, data in items.items():
-        match = re.search(r"^zotrec:\s*(\S+)", str(data.get("extra") or ""), re.MULTILINE)
-        if match:
-            status = IN_COLLECTION if collection in (data.get("collections") or []) else RETIRED
-            found[match.group(1)] = Remembered(match.group(1), str(data.get("title") or key), key, collection, "",
-                                               status)
+        corpus_id = corpus_id_of(data)
+        status = IN_COLLECTION if collection in (data.get("collections") or []) else RETIRED
+        found[corpus_id] = Remembered(corpus_id, str(data.get("title") or key), key, collection, "", status)
     return found
 
 
@@ -140,7 +132,7 @@ def own_items(specs: Sequence[str], items: Sequence[LibraryItem], options=None) 
     if learned is None:
         return list(items)
     kept = learned[0].kept_items
-    return [item for item in items if not is_zotrec_item(item) or item.key in kept]
+    return [item for item in items if not is_ours_item(item) or item.key in kept]
 
 
 def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[LibraryItem], top_n: int,
@@ -155,7 +147,7 @@ def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[L
     from recommender.scoring.feedback import apply_feedback
 
     feedback, others = learned
-    mine = [item for item in items if (not is_zotrec_item(item) or item.key in feedback.kept_items)]
+    mine = [item for item in items if (not is_ours_item(item) or item.key in feedback.kept_items)]
     profile = profile_of(mine) or mine
     owned = [item for item in mine if item.key not in others]
     recs = recommender.recommend(owned, top_n=0, profile=profile, steering=steering)

@@ -163,3 +163,23 @@ def test_every_format_shows_what_the_feedback_did(tmp_path, corpus_file, fmt):
     for line in lines:
         shown = line.replace("'", "&#x27;") if fmt == "html" else line
         assert shown in text, (fmt, line)
+
+
+def test_one_zotero_sqlite_reader(tmp_path):
+    """The feedback's view and `--library` read zotero.sqlite with one reader (sources/sqlite.py `read_database`):
+    the view holds exactly the reader's item JSON, children lifted to their paper, and runs no SQL of its own."""
+    import inspect
+
+    from zotero_bridge.feedback import sqlite_view
+    from zotero_bridge.sources.sqlite import read_database
+    from zotero_bridge.sources.sqlite_paths import open_snapshot
+
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
+    view = sqlite_view.read_sqlite_view(path, None)
+    with open_snapshot(path) as snapshot:
+        library = read_database(snapshot.connection, path, None)
+    assert view.view.items == {d["key"]: d for d in library.items if not d.get("parentItem")}
+    children = [child for found in view.view.children.values() for child in found]
+    assert sorted(c["key"] for c in children) == sorted(d["key"] for d in library.items if d.get("parentItem"))
+    assert view.name == library.name == f"user:{USER_ID}" and view.view.collections == library.paths
+    assert "SELECT" not in inspect.getsource(sqlite_view)

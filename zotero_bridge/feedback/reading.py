@@ -82,11 +82,7 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
         return None
     with Memory() as memory:
         remembered = memory.papers(library.name)
-    if remembered:
-        missing = {p.item_key for p in remembered.values()} - set(library.view.items)
-        if missing and argument is not None:
-            library = read_sqlite_view(resolve_database_path(argument), group, missing)
-    else:
+    if not remembered:
         remembered = _from_tags(library)
     fates = read_fates(remembered, library.view)
     counts, name = group_counts(library, corpus)

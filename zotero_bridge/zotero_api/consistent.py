@@ -7,7 +7,10 @@ reads by key whatever the pages missed, held at another version, or held but the
 is done only when a versions answer agrees with what was read, at that answer's library version. Items and
 collections must agree at the same version. A library that keeps changing (or answers that never agree)
 is one line after MAX_ROUNDS, and nothing is concluded from it: a short page is a retry, never a deletion.
-Used by the local API's read on every sync and by the Web API's first (full) read.
+Used by the local API's read on every sync and by the Web API's first (full) read. The desktop's local API
+answers `format=versions` with each object's synced version (Zotero's server_localAPI.js), so there an edit not
+yet synced is caught by the key set (the item moved across pages: missed, or read twice) rather than by its
+version; a write after the read still carries If-Unmodified-Since-Version (412 → read and plan again).
 """
 
 from __future__ import annotations

@@ -44,6 +44,17 @@ def legacy_history(db: sqlite3.Connection, identity: str, collections: Mapping[s
     return None
 
 
+def desktop_history(db: sqlite3.Connection, items: Mapping[str, object]) -> str | None:
+    """For a zotero.sqlite with no account ('user:0': the database does not tell its Zotero-Server-ID), the
+    `local:<server id>` history whose papers are in it (the most of its item keys), so reading-list and score
+    find what sync learned through the local API."""
+    counts: dict[str, int] = {}
+    for library, key in db.execute("SELECT library, item_key FROM papers WHERE library LIKE 'local:%'"):
+        counts[library] = counts.get(library, 0) + (key in items)
+    found = [(count, library) for library, count in counts.items() if count]
+    return max(found)[1] if found else None
+
+
 def move_history(db: sqlite3.Connection, old: str, identity: str) -> None:
     """Keep `old`'s runs, papers and group state as `identity`'s, in one transaction (nothing is lost)."""
     with db:

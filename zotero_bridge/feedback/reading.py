@@ -12,6 +12,7 @@ from pathlib import Path
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
+from zotero_bridge.feedback.identity import LEGACY_LOCAL, desktop_history
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
@@ -81,7 +82,10 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
     else:
         return None
     with Memory() as memory:
-        remembered = memory.papers(library.name)
+        name = library.name
+        if name == LEGACY_LOCAL and argument is not None:  # a desktop database with no account: its history
+            name = desktop_history(memory.db, library.view.items) or name  # is kept by its server id
+        remembered = memory.papers(name)
     if not remembered:
         remembered = _from_tags(library)
     fates = read_fates(remembered, library.view)

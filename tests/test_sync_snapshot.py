@@ -263,3 +263,25 @@ def test_papers_zotrec_took_out_in_a_run_that_died_before_the_answer_are_not_dis
     report = sync(desktop, papers, top_n=20)
     assert not [f for f in only_fates().values() if f[0] == "dismissed"]
     assert report.result is None and len(live_members(desktop)) == 20
+
+
+def test_reading_list_on_the_desktop_reads_history_kept_as_user_0_before_the_next_sync(desktop, papers, corpus_file):
+    import json
+
+    from click.testing import CliRunner
+
+    from zotero_bridge.cli.main import cli
+
+    sync(desktop, papers, top_n=5)
+    with sqlite3.connect(memory_path()) as db:  # as zotrec wrote it before identities
+        for table in ("runs", "papers"):
+            db.execute(f"UPDATE {table} SET library = 'user:0'")
+    taken = min(ours(desktop)[0], key=lambda data: data["extra"])
+    desktop.edit_item(desktop.library(), taken["key"], collections=[])
+    result = CliRunner().invoke(cli, ["reading-list", "--library", f"zotero:local:{desktop.url}", "--corpus",
+                                      str(corpus_file), "-n", "80", "--features", "tfidf", "--model", "none",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert taken["extra"].split()[1] not in [row["id"] for row in json.loads(result.stdout)]
+    with Memory() as memory:
+        assert len(memory.papers("user:0")) == 5  # reading a list writes nothing

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
-from zotero_bridge.feedback.identity import LEGACY_LOCAL, desktop_history
+from zotero_bridge.feedback.identity import LEGACY_LOCAL, desktop_history, legacy_history
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
@@ -86,6 +86,8 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
         if name == LEGACY_LOCAL and argument is not None:  # a desktop database with no account: its history
             name = desktop_history(memory.db, library.view.items) or name  # is kept by its server id
         remembered = memory.papers(name)
+        if not remembered and (old := legacy_history(memory.db, name, library.view.collections, library.view.items)):
+            remembered = memory.papers(old)  # kept as 'user:0' before; the next sync moves it (nothing written here)
     if not remembered:
         remembered = _from_tags(library)
     fates = read_fates(remembered, library.view)

@@ -14,8 +14,14 @@ read-only 7.x–9.x file and the 10.x one with writes) and the answers recorded 
   version check; no `/items/new` template and no `/deleted`; no default page size;
 - Zotero 7–9 (`version="9.0"`): reads only, no server id; POST → 400 `Endpoint does not support method`, other
   write methods → 501; the reason phrase is the literal `undefined` for codes Zotero's table lacks;
-- a request that looks like a browser's (User-Agent `Mozilla/…` or an Origin) is dropped with no answer.
-Local versions are this database's own counter (unrelated to zotero.org versions).
+- a request that looks like a browser's (User-Agent `Mozilla/…` or an Origin) is dropped with no answer;
+- lists sorted as the Web API sorts them: `sort=dateModified` by default, newest first (`direction`), so an item
+  the user edits while a client pages jumps to the front: it is read twice or not at all (paging is no snapshot);
+  every write stamps `dateModified`.
+Local versions are this database's own counter (unrelated to zotero.org versions). Switches to change the library
+under a client: `between_pages(fake, start)` runs before a page after the first is made (the user at work),
+`on_get(fake, path)` before every GET, `before_write(fake)` before a write, `short_pages` makes the next pages after the first come back empty
+(headers as usual).
 """
 
 from __future__ import annotations
@@ -76,8 +82,13 @@ class FakeLocalZotero:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.clock: Callable[[], float] = time.time
         self.after_write: Callable[[FakeLocalZotero, dict], None] | None = None  # called before the answer
+        self.between_pages: Callable[[FakeLocalZotero, int], None] | None = None  # before a page at start > 0
+        self.short_pages = 0  # the next pages at start > 0 answer an empty list
+        self.on_get: Callable[[FakeLocalZotero, str], None] | None = None  # before every GET (a busy user)
+        self.before_write: Callable[[FakeLocalZotero], None] | None = None  # before a write is looked at
         self.lock = threading.RLock()
         self._counter = 0
+        self._last_stamp = 0
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -125,10 +136,16 @@ class FakeLocalZotero:
                                     "relations": {}}
             return key
 
+    def now(self) -> str:
+        """dateModified as Zotero stamps it (UTC, to the second); each stamp a second after the last, so the
+        newest write sorts first."""
+        self._last_stamp = max(int(self.clock()), self._last_stamp + 1)
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_stamp))
+
     def edit_item(self, lib: LocalLibrary, key: str, **changes: Any) -> None:
         with self.lock:
             lib.version += 1
-            lib.items[key].update(changes, version=lib.version, dateModified="2026-12-01T00:00:00Z")
+            lib.items[key].update(changes, version=lib.version, dateModified=self.now())
 
     def trash_item(self, lib: LocalLibrary, key: str) -> None:
         self.edit_item(lib, key, deleted=True)
@@ -185,6 +202,10 @@ class _Handler(QuietDispatcher):
             return
         with fake.lock:
             fake.requests.append((method, self.path, dict(self.headers.items())))
+            if method == "GET" and fake.on_get:
+                fake.on_get(fake, parts.path)
+            if method != "GET" and fake.before_write:
+                fake.before_write(fake)
             for fault in fake.faults:
                 status, times, wanted, part, headers, body = fault
                 if times > 0 and wanted in ("", method) and part in parts.path:
@@ -293,6 +314,8 @@ class _Handler(QuietDispatcher):
             if obj is None:
                 raise Answer(404, "Not found")
             return 200, self.fake.wrap(lib, obj, parts[0]), {"Last-Modified-Version": str(obj["version"])}
+        if int(q.get("start") or 0) > 0 and self.fake.between_pages:
+            self.fake.between_pages(self.fake, int(q["start"]))  # the user at work between two pages
         objects = list(store.values())
         if parts[0] == "items":
             trash = parts[1:] == ["trash"]
@@ -315,9 +338,15 @@ class _Handler(QuietDispatcher):
             return 200, {o["key"]: o["version"] for o in objects}, headers
         if q.get("format") == "keys":
             return 200, "\n".join(o["key"] for o in objects), headers
+        field_name = q.get("sort") or "dateModified"
+        newest_first = (q.get("direction") or ("desc" if field_name.startswith("date") else "asc")) == "desc"
+        objects.sort(key=lambda o: str(o.get(field_name) or ""), reverse=newest_first)  # stable for ties
         start = max(int(q.get("start") or 0), 0)
         limit = int(q.get("limit") or 0) or len(objects) - start  # no default page size locally
         page = objects[start:start + limit]
+        if start and self.fake.short_pages > 0:
+            self.fake.short_pages -= 1
+            page = []
         if start + limit < len(objects):
             base = {k: v for k, v in q.items() if k != "start"}
             query = urlencode({**base, "start": start + limit})
@@ -388,6 +417,9 @@ class _Handler(QuietDispatcher):
                     merged = {"parentCollection": False, "relations": {}, **entry, "key": key or self.fake.new_key()}
                 lib.version += 1
                 merged["version"] = lib.version
+                if kind == "items":
+                    merged["dateModified"] = self.fake.now()
+                    merged.setdefault("dateAdded", merged["dateModified"])
                 store[merged["key"]] = merged
                 result["successful"][at] = self.fake.wrap(lib, merged, kind)
                 result["success"][at] = merged["key"]

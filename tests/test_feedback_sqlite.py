@@ -163,3 +163,49 @@ def test_every_format_shows_what_the_feedback_did(tmp_path, corpus_file, fmt):
     for line in lines:
         shown = line.replace("'", "&#x27;") if fmt == "html" else line
         assert shown in text, (fmt, line)
+
+
+def test_one_zotero_sqlite_reader(tmp_path):
+    """The feedback's view and `--library` read zotero.sqlite with one reader (sources/sqlite.py `read_database`):
+    the view holds exactly the reader's item JSON, children lifted to their paper, and runs no SQL of its own."""
+    import inspect
+
+    from zotero_bridge.feedback import sqlite_view
+    from zotero_bridge.sources.sqlite import read_database
+    from zotero_bridge.sources.sqlite_paths import open_snapshot
+
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
+    view = sqlite_view.read_sqlite_view(path, None)
+    with open_snapshot(path) as snapshot:
+        library = read_database(snapshot.connection, path, None)
+    assert view.view.items == {d["key"]: d for d in library.items if not d.get("parentItem")}
+    children = [child for found in view.view.children.values() for child in found]
+    assert sorted(c["key"] for c in children) == sorted(d["key"] for d in library.items if d.get("parentItem"))
+    assert view.name == library.name == f"user:{USER_ID}" and view.view.collections == library.paths
+    assert "SELECT" not in inspect.getsource(sqlite_view)
+
+
+def test_a_database_without_an_account_finds_what_the_local_api_sync_learned(tmp_path, corpus_file):
+    """zotero.sqlite of a desktop with no zotero.org account is 'user 0'; sync through the local API kept its
+    history as local:<Zotero-Server-ID> (the database does not say its id): the history whose papers are in this
+    database is the one, so a removal from the collection is a dismissal here too."""
+    import sqlite3
+
+    plain = tmp_path / "plain.sqlite"
+    build(plain, {})
+    before = [row["id"] for row in reading_list(plain, corpus_file)]
+    path = tmp_path / "zotero.sqlite"
+    keys = build(path, {before[0]: {"removed": True}, before[1]: {}})
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM settings WHERE setting = 'account'")  # never logged in
+    view = __import__("zotero_bridge.feedback.sqlite_view", fromlist=["x"]).read_sqlite_view(path, None)
+    assert view.name == "user:0"
+    collection = next(k for k, p in view.view.collections.items() if p == NAME)
+    with Memory() as memory:
+        papers = [Remembered(cid, cid, keys[cid], collection, "") for cid in before[:2]]
+        shown = [ShownPaper(p.corpus_id, p.title, 1, 0.5, p.item_key, "add") for p in papers]
+        memory.record_run("local:OTHERDB00001", NAME, "ELSEWHERE", 1, [], [Remembered("x", "x", "NOTHERE1", "E", "")],
+                          [])  # another database's history: not this one
+        memory.record_run("local:Q7M3K2R9X4TZ", NAME, collection, 1, shown, papers, [])
+    after = [row["id"] for row in reading_list(path, corpus_file)]
+    assert before[0] not in after and before[1] in after

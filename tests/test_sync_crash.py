@@ -110,7 +110,7 @@ def test_the_desktop_path_recognises_them_too(tmp_path, corpus_file, monkeypatch
         assert done.returncode == 0, done.stderr
         assert len(members()) == 10
         with Memory(tmp_path / "data" / "history.sqlite") as memory:
-            fates = {p.item_key: p.fate for p in memory.papers("user:0").values()}
+            fates = {p.item_key: p.fate for p in memory.papers(f"local:{desktop.server_id}").values()}
         assert fates[trashed] == "dismissed"
     finally:
         desktop.stop()

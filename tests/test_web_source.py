@@ -49,7 +49,7 @@ def test_first_read_items_collections_and_what_was_skipped(zotero_server):
     assert [s.reason for s in read.skipped] == ["note"]  # the standalone note; the attachment is a child
     films = next(item for item in read.items if item.item_type == "artwork")
     assert set(films.collections) == {"Non-English items", "Non-English items/sherlock films", "Sherlock Holmes"}
-    assert read.stats["requests"] == 2  # one page of items, one of collections
+    assert read.stats["requests"] == 4  # a page of items, one of collections, and their versions (the snapshot check)
 
 
 def test_unchanged_library_costs_one_request(zotero_server):

@@ -3,7 +3,10 @@
 It keeps libraries (items, collections, versions, deletions), checks keys, versions, write tokens and the
 50-object limit, pages like the real server (`limit` ≤ 100, `start`, `Link`, `Total-Results`), and has switches
 to inject faults: 429/503 with Retry-After, `Backoff` on success, 5xx, per-object `failed`, hooks that run
-before or after a write. Shapes follow ../shared/fixtures/pyzotero-api-responses and docs/zotero-web-api.md.
+before or after a write, and the user at work while a client pages (`between_pages(fake, start)` before a page
+after the first; `short_pages`: the next such pages come back empty). Lists are sorted as the server sorts them,
+`sort=dateModified` newest first by default, so an item edited while a client pages moves across the pages.
+Shapes follow ../shared/fixtures/pyzotero-api-responses and docs/zotero-web-api.md.
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ class FakeZotero:
         self.fail_objects: list[tuple[int, str]] = []  # (code, message) for the next posted item objects
         self.before_write: Callable[[FakeZotero], None] | None = None
         self.after_write: Callable[[FakeZotero, dict], None] | None = None
+        self.between_pages: Callable[[FakeZotero, int], None] | None = None
+        self.short_pages = 0
+        self._last_stamp = 0
         self.requests: list[tuple[str, str]] = []  # (method, path?query) of every request seen
         self.fields = _fields_by_type()
         self.lock = threading.RLock()
@@ -134,7 +140,14 @@ class FakeZotero:
         """A user's edit in another client: the item gets the next library version."""
         with self.lock:
             lib.version += 1
-            lib.items[key].update(changes, version=lib.version, dateModified="2026-01-01T00:00:00Z")
+            lib.items[key].update(changes, version=lib.version, dateModified=self.now())
+
+    def now(self) -> str:
+        """A dateModified stamp a second after the last one (and not before the clock): the newest sorts first."""
+        import time
+
+        self._last_stamp = max(int(time.time()), self._last_stamp + 1)
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_stamp))
 
     def delete_item(self, lib: Library, key: str) -> None:
         with self.lock:

@@ -50,7 +50,12 @@ def _read(h: _Handler, lib: Library, parts: list[str], rest: str) -> tuple[int, 
     since_header = h.headers.get("If-Modified-Since-Version")
     if since_header is not None and lib.version <= int(since_header):
         return 304, b"", {"Last-Modified-Version": str(lib.version)}
+    if int(q.get("start") or 0) > 0 and h.fake.between_pages:
+        h.fake.between_pages(h.fake, int(q["start"]))  # the user at work between two pages
     objects = _select(lib, kind, parts, q)
+    field_name = q.get("sort") or "dateModified"
+    newest_first = (q.get("direction") or ("desc" if field_name.startswith("date") else "asc")) == "desc"
+    objects.sort(key=lambda o: str(o.get(field_name) or ""), reverse=newest_first)  # stable for ties
     fmt = q.get("format", "json")
     if fmt == "versions":
         return 200, {o["key"]: o["version"] for o in objects}, {"Last-Modified-Version": str(lib.version),
@@ -61,6 +66,9 @@ def _read(h: _Handler, lib: Library, parts: list[str], rest: str) -> tuple[int, 
     limit = DEFAULT_LIMIT if limit <= 0 else min(limit, MAX_LIMIT)
     start = int(q.get("start") or 0)
     page = objects[start:start + limit]
+    if start and h.fake.short_pages > 0:
+        h.fake.short_pages -= 1
+        page = []
     headers = h.page_headers(lib, len(objects), limit, start, "/" + f"{lib.type}s/{lib.id}" + rest)
     return 200, [h.fake.wrap(lib, o, kind) for o in page], headers
 

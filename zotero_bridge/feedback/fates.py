@@ -3,15 +3,16 @@
 Read from the item as Zotero shows it now (Web API, zotero.sqlite or the local API give the same item JSON);
 nothing is ever written to read a fate. In this order, the first rule that holds decides:
 
-1. **dismissed**: the item is in the trash, or was deleted for good (seen only where the source shows
-   deletions: the Web API's /deleted).
+1. **dismissed**: the item is in the trash, or was deleted for good — only when the API says so (asked for
+   by key, it answers 404), never because one read did not hold it.
 2. **kept**: the user gave it a tag of their own (any tag but `zotrec`), filed it in another collection,
    added a child note, attachment or annotation (zotrec's own note carries the `zotrec` tag), or edited its
    title, abstract, creators, DOI or URL.
 3. **dismissed**: it is no longer in the collection zotrec put it in, and zotrec did not take it out itself.
 4. **untouched**: none of the above; after `STALE_AFTER_RUNS` runs untouched it steps aside for fresh papers.
 
-An item the source cannot see (not yet synced to this computer) keeps its last known fate.
+An item the source cannot see (not yet synced to this computer, a page that came back short) keeps its last
+known fate.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+from zotero_bridge.zotero_api.ours import ZOTREC_TAG, is_our_note
 
 KEPT, DISMISSED, UNTOUCHED = "kept", "dismissed", "untouched"
 STALE_AFTER_RUNS = 3
-ZOTREC_TAG = "zotrec"
 FINGERPRINT_FIELDS = ("title", "abstractNote", "DOI", "url")
 CHILD_TYPES = ("note", "attachment", "annotation")
 
@@ -36,13 +37,14 @@ class LibraryView:
 
     `items`: top-level item JSON by key (trashed ones with `deleted`); `children`: parent key → the user's
     and zotrec's child items (annotations lifted to the top-level item); `collections`: key → path of live
-    collections; `complete`: an item missing from `items` was deleted (the source mirrors deletions).
+    collections; `deleted`: keys the source reports deleted for good (its evidence; a key merely missing
+    from `items` is not deleted).
     """
 
     items: Mapping[str, Mapping] = field(default_factory=dict)
     children: Mapping[str, Sequence[Mapping]] = field(default_factory=dict)
     collections: Mapping[str, str] = field(default_factory=dict)
-    complete: bool = False
+    deleted: frozenset[str] = frozenset()
 
 
 def fingerprint(data: Mapping) -> str:
@@ -59,16 +61,15 @@ def user_tags(data: Mapping) -> list[str]:
 
 
 def user_children(children: Sequence[Mapping]) -> list[Mapping]:
-    """Children the user made: not zotrec's note, not in the trash."""
-    return [c for c in children if not c.get("deleted") and ZOTREC_TAG not in {
-        t.get("tag") for t in c.get("tags") or [] if isinstance(t, Mapping)}]
+    """Children the user made: not zotrec's note (ours.py), not in the trash."""
+    return [c for c in children if not c.get("deleted") and not is_our_note(c)]
 
 
 def fate_of(paper: Remembered, view: LibraryView, collection_name: str = "") -> Remembered:
     """`paper` with its fate as `view` shows it now (status, fate, why, untouched runs, child seen)."""
     data = view.items.get(paper.item_key)
     if data is None:
-        if view.complete:
+        if paper.item_key in view.deleted:
             return replace(paper, fate=DISMISSED, why="you deleted it")
         return paper
     if data.get("deleted"):

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 
 from recommender.items import LibraryItem, Paper
 from recommender.scoring.feedback import Feedback
-from zotero_bridge.feedback.fates import ZOTREC_TAG
+from zotero_bridge.feedback.identity import LEGACY_LOCAL, desktop_history, legacy_history
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
+from zotero_bridge.zotero_api.ours import is_ours_item
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +40,8 @@ def read_web_view(argument: str, options) -> SqliteLibrary:
         session.close()
         cache.close()
     credentials = session.credentials
-    view = LibraryView(items=items, collections=collection_paths(collections), complete=bool(items))
+    view = LibraryView(items=items, collections=collection_paths(collections))  # deletions: sync asks for them
     return SqliteLibrary(f"{credentials.library_type}:{credentials.library_id}", credentials.describe(), view)
-
-
-def is_zotrec_item(item: LibraryItem) -> bool:
-    """An item zotrec created (its tag and its Extra line), as any library reader shows it."""
-    return ZOTREC_TAG in item.tags and "zotrec:" in item.extra
 
 
 def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper], options=None
@@ -67,12 +63,13 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
     else:
         return None
     with Memory() as memory:
-        remembered = memory.papers(library.name)
-    if remembered:
-        missing = {p.item_key for p in remembered.values()} - set(library.view.items)
-        if missing and argument is not None:
-            library = read_sqlite_view(resolve_database_path(argument), group, missing)
-    else:
+        name = library.name
+        if name == LEGACY_LOCAL and argument is not None:  # a desktop database with no account: its history
+            name = desktop_history(memory.db, library.view.items) or name  # is kept by its server id
+        remembered = memory.papers(name)
+        if not remembered and (old := legacy_history(memory.db, name, library.view.collections, library.view.items)):
+            remembered = memory.papers(old)  # kept as 'user:0' before; the next sync moves it (nothing written here)
+    if not remembered:
         remembered = _from_tags(library)
     fates = read_fates(remembered, library.view)
     counts, name = group_counts(library, corpus)
@@ -86,19 +83,16 @@ def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
     """Without a memory on this computer: zotrec's tagged items, their corpus id from Extra, the collection
     most of them are in; taking an item out of it cannot be told from zotrec doing it, so only the trash
     and the signs of keeping count."""
-    import re
+    from zotero_bridge.zotero_api.ours import corpus_id_of, is_ours
 
-    items = {key: data for key, data in library.view.items.items()
-             if ZOTREC_TAG in {t.get("tag") for t in data.get("tags") or [] if isinstance(t, dict)}}
+    items = {key: data for key, data in library.view.items.items() if is_ours(data)}
     held = Counter(key for data in items.values() for key in data.get("collections") or [])
     collection = held.most_common(1)[0][0] if held else ""
     found = {}
     for key, data in items.items():
-        match = re.search(r"^zotrec:\s*(\S+)", str(data.get("extra") or ""), re.MULTILINE)
-        if match:
-            status = IN_COLLECTION if collection in (data.get("collections") or []) else RETIRED
-            found[match.group(1)] = Remembered(match.group(1), str(data.get("title") or key), key, collection, "",
-                                               status)
+        corpus_id = corpus_id_of(data)
+        status = IN_COLLECTION if collection in (data.get("collections") or []) else RETIRED
+        found[corpus_id] = Remembered(corpus_id, str(data.get("title") or key), key, collection, "", status)
     return found
 
 
@@ -127,5 +121,5 @@ def library_input(specs: Sequence[str], items: Sequence[LibraryItem], corpus: Se
     if learned is None:
         return Library(items=list(items))
     feedback, others = learned
-    mine = [item for item in items if not is_zotrec_item(item) or item.key in feedback.kept_items]
+    mine = [item for item in items if not is_ours_item(item) or item.key in feedback.kept_items]
     return Library(items=mine, feedback=feedback, shared=frozenset(others))

@@ -1,8 +1,10 @@
-"""`zotrec sync --library zotero:local[:URL]`: how the one sync plan reaches the desktop (web/sync.py `Transport`).
+"""`zotrec sync --library zotero:local[:URL]`: how the one sync plan reaches the desktop (web/sync.py
+`Transport`).
 
 `open` gives a LocalSession and the sync cache of this database (partitioned by Zotero-Server-ID: local
-versions mean nothing in another database); `snapshot` reads the whole library each run, trash included,
-and stores it in that cache, so the plan sees the desktop exactly as the Web API path sees a synced library.
+versions mean nothing in another database); `snapshot` reads the whole library each run, trash included, as
+one consistent snapshot, and stores it in that cache, so the plan sees the desktop exactly as the Web API path
+sees a synced library.
 """
 
 from __future__ import annotations
@@ -41,15 +43,22 @@ def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any
 
 
 def read_snapshot(session: LocalSession, cache: Any):
-    """Every top-level item (trash flagged) and collection, as one Snapshot at the library's local version."""
+    """Every top-level item (trash flagged) and collection, as one consistent Snapshot at the library's local
+    version (zotero_api/consistent.py: edits between pages and short pages are read again, never concluded)."""
+    from zotero_bridge.sources.local import _objects
+    from zotero_bridge.zotero_api.consistent import Listing, read_consistent
     from zotero_bridge.zotero_api.snapshot import Snapshot
 
     zot = session.zot
-    items = session.call("reading items", lambda: zot.everything(zot.top(limit=PAGE_SIZE, includeTrashed=1)))
-    version = session.last_version or 0
-    collections = session.call("reading collections", lambda: zot.everything(zot.collections(limit=PAGE_SIZE)))
-    rows = [row["data"] for row in items if isinstance(row, dict) and isinstance(row.get("data"), dict)]
-    folders = [row["data"] for row in collections if isinstance(row, dict) and isinstance(row.get("data"), dict)]
+    items = Listing("reading items", lambda: session.call("reading items", lambda: zot.everything(
+                        zot.top(limit=PAGE_SIZE, includeTrashed=1))),
+                    lambda: zot.top(format="versions", includeTrashed=1, limit=None),
+                    lambda keys: zot.items(itemKey=",".join(keys), includeTrashed=1, limit=len(keys)))
+    collections = Listing("reading collections", lambda: session.call("reading collections", lambda: zot.everything(
+                              zot.collections(limit=PAGE_SIZE))),
+                          lambda: zot.collections(format="versions", limit=None))
+    rows, folders, version = read_consistent(session, items, collections,
+                                             lambda what, answer: _objects(session.endpoint, answer))
     for data in rows:
         if data.get("deleted") is True:  # Zotero's item.toJSON writes true where the Web API sends 1
             data["deleted"] = 1

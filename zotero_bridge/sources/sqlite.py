@@ -1,8 +1,10 @@
 """`--library zotero:sqlite[:PATH]` or `--library PATH.sqlite`: read the Zotero desktop database, read-only.
 
 Reads userdata schemas 121 (Zotero 6) to 129 (Zotero 10), joining on item-type, field and creator-type
-names (their numeric ids differ between databases). Each item becomes Zotero's own item JSON and goes
-through `item_from_zotero_json`, so zotero.sqlite and the local API give the same LibraryItem.
+names (their numeric ids differ between databases). Each item becomes Zotero's own item JSON
+(`read_database`: children carry `parentItem`, group items who created them) and goes through
+`item_from_zotero_json`, so zotero.sqlite and the local API give the same LibraryItem. This is the one
+zotero.sqlite reader: the feedback's view of zotrec's items (feedback/sqlite_view.py) reads the same JSON.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import logging
 import re
 import sqlite3
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +81,46 @@ def _database_error_line(path: Path, error: sqlite3.DatabaseError) -> str:
     return f"{path}: could not be read ({text})"
 
 
+@dataclass
+class DatabaseLibrary:
+    """One library of a zotero.sqlite as Zotero's item JSON, every item in itemID order (children with
+    `parentItem`; an annotation's is its attachment), `created_by` (group items: key → the member who saved it)
+    and `me` (this computer's Zotero user id)."""
+
+    label: str  # 'user library 4242', 'group library 77'
+    name: str  # 'user:4242', 'group:77' (as the memory names a library)
+    group_name: str
+    schema: int
+    paths: dict[str, str]
+    items: list[dict] = field(default_factory=list)
+    created_by: dict[str, int] = field(default_factory=dict)
+    me: int | None = None
+
+
 def _read_database(connection: sqlite3.Connection, path: Path, group: str | None) -> LibraryRead:
-    schema, tables = _check_schema(connection, path)
-    library_id, label = _choose_library(connection, path, group, tables)
+    library = read_database(connection, path, group)
+    read = LibraryRead(sources=[str(path)])
+    for data in library.items:
+        where = f"{path}: {data['key']}"
+        if not data["itemType"]:
+            read.skipped.append(Skipped(where, "unknown item type"))
+            continue
+        data = dict(data)
+        date, year = split_multipart_date(data.get("date", ""))
+        data["date"] = date
+        result = item_from_zotero_json(data, where=where, collection_paths=library.paths, library=library.label)
+        if isinstance(result, LibraryItem) and year and result.year != year:
+            result = replace(result, year=year)
+        (read.items if isinstance(result, LibraryItem) else read.skipped).append(result)
+    read.stats.update({"zotero.sqlite schema": f"userdata {library.schema}", "zotero.sqlite library": library.label})
+    return read
+
+
+def read_database(connection: sqlite3.Connection, path: Path, group: str | None, *, warn: bool = True
+                  ) -> DatabaseLibrary:
+    """The user library (or `group`, by id or name) as item JSON; `warn`: say so when the schema is unknown."""
+    schema, tables = _check_schema(connection, path, warn)
+    library_id, label, name, group_name = _choose_library(connection, path, group, tables)
     paths = _collection_paths(connection, library_id, "deletedCollections" in tables)
     rows = connection.execute(
         "SELECT i.itemID, i.key, it.typeName, i.dateAdded, i.dateModified, i.version, "
@@ -92,29 +131,42 @@ def _read_database(connection: sqlite3.Connection, path: Path, group: str | None
     creators = _item_creators(connection, library_id)
     tags = _item_tags(connection, library_id)
     memberships = _item_collections(connection, library_id, paths)
-    read = LibraryRead(sources=[str(path)])
+    keys = {item_id: key for item_id, key, *_ in rows}
+    parents = _parents(connection, tables, keys)
+    library = DatabaseLibrary(label, name, group_name, schema, paths)
     for item_id, key, type_name, date_added, date_modified, version, trashed in rows:
-        where = f"{path}: {key}"
-        if not type_name:
-            read.skipped.append(Skipped(where, "unknown item type"))
-            continue
-        data: dict[str, Any] = {"key": key, "version": version, "itemType": type_name,
+        data: dict[str, Any] = {"key": key, "version": version, "itemType": type_name or "",
                                 "dateAdded": api_timestamp(date_added),
                                 "dateModified": api_timestamp(date_modified),
                                 "creators": creators.get(item_id, []), "tags": tags.get(item_id, []),
                                 "collections": memberships.get(item_id, []), "deleted": bool(trashed)}
         data.update(fields.get(item_id, {}))
-        date, year = split_multipart_date(data.get("date", ""))
-        data["date"] = date
-        result = item_from_zotero_json(data, where=where, collection_paths=paths, library=label)
-        if isinstance(result, LibraryItem) and year and result.year != year:
-            result = replace(result, year=year)
-        (read.items if isinstance(result, LibraryItem) else read.skipped).append(result)
-    read.stats.update({"zotero.sqlite schema": f"userdata {schema}", "zotero.sqlite library": label})
-    return read
+        if item_id in parents:
+            data["parentItem"] = parents[item_id]
+        library.items.append(data)
+    if "groupItems" in tables and name.startswith("group:"):
+        library.created_by = {keys[item_id]: int(user) for item_id, user in connection.execute(
+            "SELECT itemID, createdByUserID FROM groupItems WHERE createdByUserID IS NOT NULL")
+            if item_id in keys}
+    user = connection.execute("SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'"
+                              ).fetchone() if "settings" in tables else None
+    library.me = int(user[0]) if user and str(user[0]).isdigit() else None
+    return library
 
 
-def _check_schema(connection: sqlite3.Connection, path: Path) -> tuple[int, set[str]]:
+def _parents(connection: sqlite3.Connection, tables: set[str], keys: dict[int, str]) -> dict[int, str]:
+    """Child itemID → its parent's key: notes and attachments their paper, annotations their attachment."""
+    found: dict[int, str] = {}
+    for table in ("itemNotes", "itemAttachments", "itemAnnotations"):
+        if table in tables:
+            for item_id, parent in connection.execute(f"SELECT itemID, parentItemID FROM {table} "
+                                                      "WHERE parentItemID IS NOT NULL"):
+                if item_id in keys and parent in keys:
+                    found[item_id] = keys[parent]
+    return found
+
+
+def _check_schema(connection: sqlite3.Connection, path: Path, warn: bool = True) -> tuple[int, set[str]]:
     tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         raise SourceError(f"{path}: an empty SQLite database, not a Zotero database")
@@ -127,7 +179,7 @@ def _check_schema(connection: sqlite3.Connection, path: Path) -> tuple[int, set[
     if row is None:
         raise SourceError(f"{path}: an SQLite database but not a Zotero one (no userdata schema version)")
     schema = int(row[0])
-    if schema not in KNOWN_SCHEMAS:
+    if schema not in KNOWN_SCHEMAS and warn:
         newer = "newer" if schema > KNOWN_SCHEMAS[-1] else "older"
         log.warning("%s has Zotero schema userdata %d, %s than the versions zotrec knows (%d-%d); "
                     "reading what can be read", path, schema, newer, KNOWN_SCHEMAS[0], KNOWN_SCHEMAS[-1])
@@ -135,8 +187,9 @@ def _check_schema(connection: sqlite3.Connection, path: Path) -> tuple[int, set[
 
 
 def _choose_library(connection: sqlite3.Connection, path: Path, group: str | None,
-                    tables: set[str]) -> tuple[int, str]:
-    """The user library by default; `group` picks a group library by id or name."""
+                    tables: set[str]) -> tuple[int, str, str, str]:
+    """(libraryID, label, memory name, group name): the user library by default; `group` picks a group
+    library by id or name."""
     group_columns, group_join = ("g.groupID, g.name", "LEFT JOIN groups g ON g.libraryID = l.libraryID") \
         if "groups" in tables else ("l.libraryID, 'library ' || l.libraryID", "")
     rows = connection.execute(
@@ -148,7 +201,7 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
         wanted = group.strip()
         for library_id, group_id, name in groups:
             if wanted == str(group_id) or wanted.casefold() == str(name).casefold():
-                return library_id, f"group library {group_id}"
+                return library_id, f"group library {group_id}", f"group:{group_id}", str(name)
         known = f"(groups here: {listing})" if groups else "(this database has no group libraries)"
         raise SourceError(f"{path}: no group library '{wanted}' {known}")
     users = [library_id for library_id, kind, _, _ in rows if kind == "user"]
@@ -160,7 +213,7 @@ def _choose_library(connection: sqlite3.Connection, path: Path, group: str | Non
     user_id = connection.execute(
         "SELECT value FROM settings WHERE setting = 'account' AND key = 'userID'").fetchone() \
         if "settings" in tables else None
-    return users[0], f"user library {user_id[0] if user_id else 0}"
+    return users[0], f"user library {user_id[0] if user_id else 0}", f"user:{user_id[0] if user_id else 0}", ""
 
 
 def _collection_paths(connection: sqlite3.Connection, library_id: int, has_trash: bool) -> dict[str, str]:
@@ -240,4 +293,4 @@ def _item_collections(connection: sqlite3.Connection, library_id: int,
     return memberships
 
 
-__all__ = ["read_sqlite_library", "split_multipart_date"]
+__all__ = ["DatabaseLibrary", "read_database", "read_sqlite_library", "split_multipart_date"]

@@ -20,6 +20,7 @@ from recommender.items import Recommendation
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.ranking import Recommender
 from zotero_bridge.errors import BridgeError
+from zotero_bridge.feedback.identity import legacy_history, library_identity, move_history, say_if_new
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
 from zotero_bridge.zotero_api.client import WriteConflict
@@ -44,6 +45,7 @@ class Transport:
     open: Callable[[SourceOptions], tuple[Any, Any]] = open_session
     snapshot: Callable[[Any, Any], Any] = sync_snapshot
     group_signal: bool = True  # the Web API shows who created each group item; the local API does not
+    identity: Callable[[Any], str] = lambda target: library_identity(target.library_type, target.library_id)
 
 
 WEB_API = Transport()
@@ -53,7 +55,9 @@ def local_transport(endpoint: str = "") -> Transport:
     """The desktop's local API (`--library zotero:local[:URL]`, Zotero 10 and later)."""
     from zotero_bridge.local_api.transport import open_local, read_snapshot
 
-    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False)
+    return Transport(open=lambda options: open_local(endpoint, options), snapshot=read_snapshot, group_signal=False,
+                     identity=lambda target: library_identity(target.library_type, target.library_id,
+                                                              target.server_id))
 
 
 @dataclass
@@ -112,7 +116,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
     recommender = request.recommender
     session, cache = request.transport.open(request.options)
     memory = Memory(request.memory_path)
-    library = library_name(session.credentials.library_type, session.credentials.library_id)
+    library = request.transport.identity(session.credentials)  # per library identity (feedback/identity.py)
     try:
         first_version = cache.library_version
         remembered = memory.papers(library)
@@ -121,6 +125,14 @@ def run_sync(request: SyncRequest) -> SyncReport:
         for round_number in range(1, MAX_PLAN_ROUNDS + 1):
             since = cache.library_version
             snapshot = request.transport.snapshot(session, cache)
+            if round_number == 1 and not remembered:  # history under the old name, or a new library: one line
+                if old := legacy_history(memory.db, library, snapshot.collections, snapshot.items):
+                    remembered = memory.papers(old)
+                    if not request.dry_run:
+                        move_history(memory.db, old, library)
+                else:
+                    say_if_new(memory.db, library, session.credentials.describe())
+            remembered = _taken_out_by_us(cache, snapshot, remembered)
             adopted.update(_adopt(cache, snapshot, {**remembered, **adopted}))
             remembered = {**adopted, **remembered}
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
@@ -132,6 +144,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
             if request.dry_run or not report.plan.needs_writes:
                 break
             try:
+                cache.record_leaving(report.plan.collection_key or "", [e.item_key for e in report.plan.of("remove")])
                 report.result = Writer(session, cache, snapshot).apply(report.plan, report.recommendations)
                 break
             except WriteConflict as conflict:
@@ -146,6 +159,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
 
             remember_synced(library, report.plan.entries)  # arXiv papers in the collection: shown once
             cache.forget_pending(cache.pending())  # remembered now
+            cache.forget_leaving()
         if (report.result is not None and session.credentials.library_type == "group"
                 and request.transport.group_signal):
             _, me, name = memory.group_state(library)  # our own writes were the only change (else a 412)
@@ -158,11 +172,6 @@ def run_sync(request: SyncRequest) -> SyncReport:
         session.close()
         cache.close()
         memory.close()
-
-
-def library_name(library_type: str, library_id: str) -> str:
-    """How the memory names a library, whichever source reads it: 'user:123' or 'group:456'."""
-    return f"{library_type}:{library_id}"
 
 
 def _group_signal(session, memory, library, snapshot, corpus):
@@ -179,10 +188,12 @@ def _group_signal(session, memory, library, snapshot, corpus):
 
 def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
     """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
+    from zotero_bridge.feedback.fates import DISMISSED
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
 
-    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()])
+    view = web_view(session, snapshot, since, [paper.item_key for paper in remembered.values()],
+                    unsure=[paper.item_key for paper in remembered.values() if paper.fate != DISMISSED])
     fates = read_fates(remembered, view, request.collection_name)
     counts, others, group_name = group
     feedback = feedback_for(fates, counts, group_name)
@@ -197,12 +208,25 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
                 RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)
     recs, corpus = daily_plan_inputs(recs, recommender.corpus, remembered,  # a daily corpus rolls (no-op else)
-                                     library_name(session.credentials.library_type, session.credentials.library_id))
+                                     request.transport.identity(session.credentials))
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
                      corpus=corpus)  # zotrec's items whose paper this corpus lacks stay
     planned = {entry.corpus_id for entry in plan.entries}
     recs = [rec for rec in recs if rec.paper.id in planned]
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
+
+
+def _taken_out_by_us(cache, snapshot, remembered):
+    """Papers a killed run was taking out of the collection (cache.leaving) and that are out now: zotrec took
+    them out (RETIRED), the user did not dismiss them."""
+    from dataclasses import replace
+
+    from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED
+
+    leaving = cache.leaving()
+    return {cid: replace(paper, status=RETIRED) if paper.status == IN_COLLECTION and paper.item_key in leaving
+            and leaving[paper.item_key] not in (snapshot.items.get(paper.item_key, {}).get("collections") or [])
+            else paper for cid, paper in remembered.items()}
 
 
 def _adopt(cache, snapshot, remembered):

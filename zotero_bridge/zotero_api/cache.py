@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS written (
     version INTEGER NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (collection_key, item_key));
 CREATE TABLE IF NOT EXISTS pending (
     item_key TEXT PRIMARY KEY, collection_key TEXT NOT NULL, corpus_id TEXT NOT NULL, sent TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS leaving (item_key TEXT PRIMARY KEY, collection_key TEXT NOT NULL);
 """
 
 
@@ -173,3 +174,18 @@ class WebCache:
     def forget_pending(self, item_keys: Iterable[str]) -> None:
         with self._room("the cache keeps its list of papers sent"), self.db:
             self.db.executemany("DELETE FROM pending WHERE item_key = ?", [(key,) for key in item_keys])
+
+    # ---- papers zotrec is taking out of its collection (a run killed before it remembered leaves these) --
+    def record_leaving(self, collection_key: str, item_keys: Iterable[str]) -> None:
+        """Before sending a plan's removals: the next run knows zotrec took them out, not the user."""
+        with self._room("nothing was sent to Zotero"), self.db:
+            self.db.executemany("INSERT OR REPLACE INTO leaving (item_key, collection_key) VALUES (?, ?)",
+                                [(key, collection_key) for key in item_keys])
+
+    def leaving(self) -> dict[str, str]:
+        """item key → the collection zotrec was taking it out of."""
+        return dict(self.db.execute("SELECT item_key, collection_key FROM leaving"))
+
+    def forget_leaving(self) -> None:
+        with self._room("the cache keeps its list of papers taken out"), self.db:
+            self.db.execute("DELETE FROM leaving")

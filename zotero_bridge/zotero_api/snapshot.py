@@ -1,7 +1,8 @@
 """The library as the Web API cache holds it (`Snapshot`), and the read that brings the cache up to the
 server's library version.
 
-The first read pages through `/items/top` and `/collections` (100 per request). Later reads ask only what
+The first read pages through `/items/top` and `/collections` (100 per request) and checks the pages against
+every key's version (zotero_api/consistent.py), so it is one snapshot. Later reads ask only what
 changed since the cached library version: `/items/top?since=V&format=versions` (one request, and the only one
 when nothing changed), the changed items in batches of 50, `/collections?since=V` and `/deleted?since=V`.
 """
@@ -81,16 +82,28 @@ def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tup
 
 
 def _full_read(session: WebSession, cache: WebCache) -> Snapshot | None:
+    """Every page, then checked against the versions in one answer (consistent.py): a first read is one
+    snapshot even when the user works in Zotero meanwhile or a page comes back short."""
+    from zotero_bridge.zotero_api.consistent import Listing, read_consistent
+
     zot = session.zot
     log.info("Reading %s from Zotero (first time: everything)…", session.credentials.describe())
-    items, version = _all_pages(session, "reading items", lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1))
-    collections, _ = _all_pages(session, "reading collections", lambda: zot.collections(limit=PAGE_SIZE))
-    if session.last_version != version:
-        log.info("The library changed while it was read; the next read picks up those changes.")
-    cache.replace_all([o["data"] for o in items], [o["data"] for o in collections], version)
-    log.info("Read %s and %s (library version %d).", plural(len(items), "item"), plural(len(collections), "collection"),
+    def item_pages() -> list[dict]:
+        return _all_pages(session, "reading items", lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1))[0]
+
+    def collection_pages() -> list[dict]:
+        return _all_pages(session, "reading collections", lambda: zot.collections(limit=PAGE_SIZE))[0]
+
+    items = Listing("reading items", item_pages, lambda: zot.top(format="versions", includeTrashed=1, limit=None),
+                    lambda keys: zot.items(itemKey=",".join(keys), includeTrashed=1, limit=KEYS_PER_REQUEST))
+    collections = Listing("reading collections", collection_pages,
+                          lambda: zot.collections(format="versions", limit=None))
+    rows, folders, version = read_consistent(session, items, collections,
+                                             lambda what, answer: _objects(session, what, answer))
+    cache.replace_all(rows, folders, version)
+    log.info("Read %s and %s (library version %d).", plural(len(rows), "item"), plural(len(folders), "collection"),
              version)
-    return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(items))
+    return Snapshot(version, cache.items(), cache.collections(), full_read=True, fetched=len(rows))
 
 
 def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snapshot | None:
@@ -110,6 +123,9 @@ def _incremental_read(session: WebSession, cache: WebCache, since: int) -> Snaps
         batch = ",".join(keys[start:start + KEYS_PER_REQUEST])
         items.extend(_objects(session, "reading changed items", session.call(
             "reading changed items", lambda b=batch: zot.items(itemKey=b, includeTrashed=1, limit=KEYS_PER_REQUEST))))
+    if missing := set(keys) - {o["data"]["key"] for o in items}:  # a short answer, or deleted meanwhile: again
+        log.info("%s of the changed items did not come back; reading the changes again.", plural(len(missing), "item"))
+        return None
     collections, _ = _all_pages(session, "reading changed collections",
                              lambda: zot.collections(since=since, limit=PAGE_SIZE))
     deleted: Any = session.call("reading deletions", lambda: zot.deleted(since=since))

@@ -21,13 +21,12 @@ from recommender.text import doi_key, title_key, url_key
 from recommender.words import capitalised, more_reasons, plural
 from zotero_bridge.zotero_api.cache import WebCache, WrittenRecord
 from zotero_bridge.zotero_api.collection_path import find_collection
+from zotero_bridge.zotero_api.ours import ZOTREC_TAG, corpus_id_of, is_ours  # noqa: F401 (the one rule, re-exported)
 from zotero_bridge.zotero_api.snapshot import Snapshot
 
-ZOTREC_TAG = "zotrec"
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 NOT_IN_CORPUS = "not in this corpus"
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
-_EXTRA_LINE = re.compile(r"^zotrec:\s*(\S+)", re.MULTILINE)
 _OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(?:.*&)?id=([\w-]+)",
                          re.MULTILINE | re.IGNORECASE)
 
@@ -68,16 +67,6 @@ class ApplyResult:
     failed: list[str] = field(default_factory=list)
     collection_key: str | None = None
     created_keys: dict[str, str] = field(default_factory=dict)  # corpus id → the item key Zotero stored
-
-
-def is_ours(data: Mapping) -> bool:
-    """An item zotrec created: it carries the `zotrec` tag."""
-    return any(isinstance(t, Mapping) and t.get("tag") == ZOTREC_TAG for t in data.get("tags") or [])
-
-
-def corpus_id_of(data: Mapping) -> str:
-    match = _EXTRA_LINE.search(str(data.get("extra") or ""))
-    return match.group(1) if match else ""
 
 
 def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,

@@ -8,6 +8,7 @@ import pytest
 
 from recommender.items import LibraryItem
 from recommender.retry import RetryPolicy
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sync.run import SyncRequest, local_transport, run_sync
 from zotero_bridge.zotero_api.ours import corpus_id_of, is_our_note, is_ours, is_ours_item
@@ -44,7 +45,7 @@ def test_a_paper_the_user_tagged_zotrec_is_in_the_profile_sync_learns_from(monke
         title = corpus_rows()[5]["title"].split(" (")[0] + ", a survey"  # close to the corpus: it gives reasons
         desktop.add_item(desktop.library(), title=title, abstractNote=corpus_rows()[5]["abstract"], tags=TAG)
         options = SourceOptions(extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
-        report = run_sync(SyncRequest(papers, options, NAME, top_n=10, dry_run=True,
+        report = run_sync(SyncRequest(Recommender(papers), options, NAME, top_n=10, dry_run=True,
                                       transport=local_transport(desktop.url)))
     finally:
         desktop.stop()

@@ -18,6 +18,7 @@ import pytest
 
 from recommender.retry import RetryPolicy
 from tests.fake_local_api import FakeLocalZotero
+from recommender.scoring.ranking import Recommender
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.feedback.identity import library_identity
 from zotero_bridge.feedback.memory import Memory, memory_path
@@ -39,7 +40,7 @@ def desktop(monkeypatch):
 
 def sync(desktop, papers, top_n=20, dry_run=False):
     options = SourceOptions(extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
-    return run_sync(SyncRequest(papers, options, NAME, top_n=top_n, dry_run=dry_run,
+    return run_sync(SyncRequest(Recommender(papers), options, NAME, top_n=top_n, dry_run=dry_run,
                                 transport=local_transport(desktop.url)))
 
 
@@ -221,7 +222,7 @@ def test_a_first_web_read_that_pages_while_the_library_changes_creates_no_duplic
         options = SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=zotero_server.url,
                                 cache_dir=tmp_path / where / "cache",
                                 extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
-        return run_sync(SyncRequest(papers, options, NAME, top_n=20, memory_path=tmp_path / where / "history.sqlite"))
+        return run_sync(SyncRequest(Recommender(papers), options, NAME, top_n=20, memory_path=tmp_path / where / "history.sqlite"))
 
     web_sync("first computer")
     library = zotero_server.library("user", ZOTERO_USER_ID)

@@ -15,7 +15,7 @@ from recommender.errors import InputError
 log = logging.getLogger(__name__)
 
 MAX_INPUT_BYTES = 512 << 20  # the most read from one library or corpus file (README, Safety): far above any export
-MAX_JSON_LINE_CHARS = 8 << 20  # one JSON Lines record: a paper or an item with its full text fits many times
+MAX_JSON_LINE_CHARS = 16 << 20  # one JSON Lines record: a paper or an item with its full text fits many times
 STDIN = "-"
 
 

@@ -158,3 +158,14 @@ def test_an_output_file_gets_its_mode_through_the_descriptor(tmp_path, open_umas
     write_text(out, "two\n")
     assert mode(out) == 0o640 and out.read_text() == "two\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["list.md"]  # no temporary file left
+
+
+def test_folders_zotrec_makes_for_an_output_are_0700_and_existing_ones_left_alone(tmp_path, open_umask):
+    from recommender.batch.output import ScoreWriter
+
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    output = ScoreWriter(shared / "runs" / "today" / "scores.csv", "csv")
+    output.close()
+    assert mode(shared / "runs") == 0o700 and mode(shared / "runs" / "today") == 0o700
+    assert mode(shared) == 0o777

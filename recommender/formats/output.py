@@ -26,6 +26,7 @@ from pathlib import Path
 
 from recommender.errors import RecommenderError
 from recommender.store.files import write_atomic
+from recommender.store.paths import make_folders
 
 ZOTERO_DATABASE_NAMES = {"zotero.sqlite", "zotero.sqlite-wal", "zotero.sqlite-journal", "zotero.sqlite-shm",
                          "zotero.sqlite.bak", "better-bibtex.sqlite"}
@@ -118,6 +119,14 @@ def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ())
     except OSError as error:
         raise write_failed(output, error, kept) from None
     return target
+
+
+def output_folder(folder: str | Path) -> Path:
+    """The folder an output goes in, its missing parts made 0700 whatever the umask (never world-writable)."""
+    try:
+        return make_folders(Path(folder))
+    except OSError as error:
+        raise write_failed(folder, error, "nothing was written") from None
 
 
 def write_failed(output: str | Path, error: OSError, kept: str) -> OutputFailed:

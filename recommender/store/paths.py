@@ -54,6 +54,20 @@ def private_dir(folder: Path) -> Path:
     return folder
 
 
+def make_folders(folder: Path) -> Path:
+    """`folder` and its missing parents, each made 0700 whatever the umask; folders that exist are left as
+    they are (an output folder the user named may be shared on purpose). Raises OSError."""
+    folder = Path(folder)
+    missing = []
+    current = folder
+    while not current.exists() and not current.is_symlink() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for part in reversed(missing):
+        _make(part)
+    return folder
+
+
 def _ensure(folder: Path, *, inside: bool) -> None:
     """One folder: links followed for the root (`inside` False), replaced inside it."""
     try:

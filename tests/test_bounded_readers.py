@@ -157,6 +157,12 @@ def test_a_model_with_wrong_shapes_is_one_line_naming_the_field(tmp_path, name, 
     assert str(caught.value).startswith(f"{model}: ") and words in str(caught.value), str(caught.value)
 
 
+def test_a_model_for_embeddings_of_another_size_is_one_line_naming_the_field(tmp_path):
+    model = shipped_with(tmp_path, "neighbour_vectors", npy(np.ones((16980, 100), np.int8)))
+    with pytest.raises(InputError, match="'neighbour_vectors' holds 100-dimensional embeddings"):
+        DenseCollaborativeModel.load(model).factors_for_vectors(np.zeros((1, 384), np.float32))
+
+
 def test_the_shipped_model_still_loads_and_scores():
     model = DenseCollaborativeModel.load(SHIPPED_MODEL)
     factors = model.factors_for_vectors(np.ones((2, 384), np.float32) / np.sqrt(384))

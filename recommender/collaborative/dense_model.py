@@ -108,6 +108,13 @@ class DenseCollaborativeModel:
         """Predicted item factors of embedding rows."""
         if self.map_kind == "knn":
             self._load_neighbours()
+        expected = (self.neighbour_vectors if self.map_kind == "knn" else self.map_weights.T).shape[1]
+        if np.ndim(vectors) != 2 or np.shape(vectors)[1] != expected:
+            field = "neighbour_vectors" if self.map_kind == "knn" else "map_weights"
+            raise InputError(f"the model's '{field}' holds {expected}-dimensional embeddings but its encoder "
+                             f"({self.encoder_id}) gives {np.shape(vectors)[-1]}-dimensional ones; train the model "
+                             "again with this encoder")
+        if self.map_kind == "knn":
             return knn_factors(vectors, self.neighbour_vectors, self.neighbour_factors)
         return np.asarray(vectors, dtype=np.float32) @ self.map_weights + self.map_intercept
 

@@ -64,7 +64,8 @@ def write_atomic(path: Path, fill: Callable[[BinaryIO], object], *, mode: int = 
     except OSError as error:
         raise _named(error, path) from None
     try:
-        os.fchmod(descriptor, mode)
+        if hasattr(os, "fchmod"):  # not on Windows, where the mode bits mean little
+            os.fchmod(descriptor, mode)
         with os.fdopen(descriptor, "wb") as stream:
             fill(stream)
             stream.flush()

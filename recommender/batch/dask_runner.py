@@ -95,7 +95,9 @@ def score_libraries_dask(
     pairs = list(libraries.items() if isinstance(libraries, Mapping) else libraries)
     _check_unique([user for user, _ in pairs])
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from recommender.formats.output import output_folder
+
+    output_folder(out)  # what is missing made 0700
     workers = len(client.scheduler_info().get("workers", {})) or 1
     # at most `partition_size` users a task, and at least two tasks a worker to balance the load
     count = max(math.ceil(len(pairs) / partition_size), min(len(pairs), 2 * workers), 1)

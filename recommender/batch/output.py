@@ -196,10 +196,10 @@ class ScoreWriter:
     def _open_file(self, overwrite: bool, on_resumed_row) -> IO[str]:
         path = self.path
         assert path is not None
-        from recommender.formats.output import check_output_path
+        from recommender.formats.output import check_output_path, output_folder
 
         check_output_path(path)  # never a Zotero database or a folder
-        path.parent.mkdir(parents=True, exist_ok=True)
+        output_folder(path.parent)  # what is missing made 0700
         if path.is_file() or not path.exists():  # a device or a pipe (/dev/stdout) has no file to guard
             self._lock = OutputLock(path).acquire()  # before reading or cutting what an earlier run wrote
         try:

@@ -105,9 +105,14 @@ class DenseCollaborativeModel:
             return
         try:
             with np.load(self._source, allow_pickle=False) as data:
-                vectors = data["neighbour_vectors"].astype(np.float32) / 127
+                vectors, factors = model_array(data, "neighbour_vectors", 2), model_array(data, "neighbour_factors", 2)
+                if len(vectors) != len(factors) or len(vectors) == 0 or factors.shape[1] != len(self.item_gram):
+                    raise ValueError(f"field 'neighbour_factors' is {_shape(factors)}; with neighbour_vectors "
+                                     f"{_shape(vectors)} and item_gram {_shape(self.item_gram)} it should be "
+                                     f"{len(vectors)} × {len(self.item_gram)}")
+                vectors = vectors.astype(np.float32) / 127
                 vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                self.neighbour_vectors, self.neighbour_factors = vectors, data["neighbour_factors"].astype(np.float32)
+                self.neighbour_vectors, self.neighbour_factors = vectors, factors.astype(np.float32)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise InputError(f"cannot read the model ({error})", path=self._source) from None
         self._source = None
@@ -116,6 +121,13 @@ class DenseCollaborativeModel:
         """Predicted item factors of embedding rows."""
         if self.map_kind == "knn":
             self._load_neighbours()
+        expected = (self.neighbour_vectors if self.map_kind == "knn" else self.map_weights.T).shape[1]
+        if np.ndim(vectors) != 2 or np.shape(vectors)[1] != expected:
+            field = "neighbour_vectors" if self.map_kind == "knn" else "map_weights"
+            raise InputError(f"the model's '{field}' holds {expected}-dimensional embeddings but its encoder "
+                             f"({self.encoder_id}) gives {np.shape(vectors)[-1]}-dimensional ones; train the model "
+                             "again with this encoder")
+        if self.map_kind == "knn":
             return knn_factors(vectors, self.neighbour_vectors, self.neighbour_factors)
         return np.asarray(vectors, dtype=np.float32) @ self.map_weights + self.map_intercept
 
@@ -214,15 +226,24 @@ class DenseCollaborativeModel:
                 knn = kind == "knn"
                 if knn and not {"neighbour_vectors", "neighbour_factors"} <= set(data.files):
                     raise KeyError("neighbour_vectors")
+                gram = model_array(data, "item_gram", 2)
+                if gram.shape[0] != gram.shape[1] or not gram.size:
+                    raise ValueError(f"field 'item_gram' is {_shape(gram)}, not a square matrix")
+                weights = intercept = None
+                if not knn:
+                    weights, intercept = model_array(data, "map_weights", 2), model_array(data, "map_intercept", 1)
+                    if weights.shape[1] != len(gram) or intercept.shape != (len(gram),):
+                        raise ValueError(f"fields 'map_weights' {_shape(weights)} and 'map_intercept' "
+                                         f"{_shape(intercept)} do not match item_gram {_shape(gram)}")
                 model = cls(
                     settings=ALSSettings(**_mapping(json.loads(_text(data, "settings")), "settings")),
                     map_kind=kind,
-                    map_weights=None if knn else data["map_weights"].astype(np.float32),
-                    map_intercept=None if knn else data["map_intercept"].astype(np.float32),
+                    map_weights=None if knn else weights.astype(np.float32),
+                    map_intercept=None if knn else intercept.astype(np.float32),
                     neighbour_vectors=None,  # read on first use (_load_neighbours)
                     neighbour_factors=None,
-                    item_gram=data["item_gram"].astype(np.float64),
-                    fold_in_confidence=float(data["fold_in_confidence"]),
+                    item_gram=gram.astype(np.float64),
+                    fold_in_confidence=float(model_array(data, "fold_in_confidence", 0)),
                     encoder_id=_text(data, "encoder_id"),
                     provenance=_mapping(json.loads(_text(data, "provenance")), "provenance"),
                     _source=Path(path) if knn else None,
@@ -234,9 +255,32 @@ class DenseCollaborativeModel:
             raise InputError(f"cannot read the model ({error})", path=path) from None
 
 
+MAX_MODEL_ARRAY_BYTES = 2 << 30  # one array of a model file (the shipped one's largest is a few MB)
+
+
+def model_array(data, name: str, ndim: int) -> np.ndarray:
+    """One numeric array of a model file, its declared size checked before it is read (a header claiming
+    200000 × 200000 is refused, not allocated) and its number of dimensions and dtype checked after."""
+    from recommender.store import npz_array
+
+    value = npz_array(data, name, MAX_MODEL_ARRAY_BYTES)
+    if value.ndim != ndim or value.dtype.kind not in "iuf":
+        raise ValueError(f"field '{name}' is a {_shape(value)} {value.dtype} array, expected {ndim} "
+                         "dimension(s) of numbers")
+    if not np.isfinite(value).all():
+        raise ValueError(f"field '{name}' holds NaN or infinite values")
+    return value
+
+
+def _shape(array: np.ndarray) -> str:
+    return " × ".join(map(str, array.shape)) or "scalar"
+
+
 def _text(data, name: str) -> str:
     """A text field of a model file (a 0-d string array); anything else is a damaged file."""
-    value = data[name]
+    from recommender.store import npz_array
+
+    value = npz_array(data, name, 1 << 20)
     if value.ndim != 0 or value.dtype.kind != "U":
         raise ValueError(f"field '{name}' is not a text")
     return str(value)

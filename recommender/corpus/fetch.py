@@ -14,6 +14,7 @@ corpus is saved, so a rerun after a failure asks only for what is missing.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import re
@@ -76,8 +77,31 @@ def fetch_corpus(name: str, sources: Sequence[str] = (), settings: FetchSettings
     A URL or path ending in .bib is PMLR-style BibTeX; a .json path is a saved OpenReview answer
     ({"notes": […]}); a .jsonl/.csv/.txt path is read as a corpus file; any other URL is an
     OpenReview API base. OpenReview is optional when another source gives the papers.
-    `force` replaces a stored corpus even when the new one is much smaller.
+    `force` replaces a stored corpus even when the new one is much smaller. A disk that is full or
+    read-only is one FetchError naming the file and what was kept.
     """
+    try:
+        return _fetch(name, sources, settings, force=force, login=login)
+    except OSError as error:
+        raise _not_written(error, resolve_venue(name).name if resolve_venue(name) else name) from None
+
+
+def _not_written(error: OSError, name: str) -> FetchError:
+    """A failed write as one line: the path, the reason, the stored corpus kept and the pages kept to resume."""
+    from recommender.corpus.store import read_stored, stored_path
+
+    try:
+        stored = read_stored(stored_path(name))
+        kept = f"kept the stored corpus '{name}' as it was ({len(stored.papers):,} papers)"
+    except (RecommenderError, OSError):
+        kept = f"no corpus '{name}' is stored yet"
+    where = error.filename or partial_dir(name)
+    return FetchError(f"{where}: cannot write ({error.strerror or error}); {kept}; what was fetched so far is "
+                      f"kept in {partial_dir(name)} for the next try" + (" — free some space and run again" if error.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+
+
+def _fetch(name: str, sources: Sequence[str], settings: FetchSettings | None, *, force: bool,
+           login: OpenReviewLogin | None) -> FetchReport:
     settings = settings or FetchSettings()
     venue = resolve_venue(name)
     if venue is None and not sources:

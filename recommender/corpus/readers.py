@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -15,7 +14,7 @@ from typing import Any
 from recommender.corpus.store import json_rows, resolve_corpus_path
 from recommender.errors import InputError
 from recommender.formats.bibtex import parse_bibtex
-from recommender.formats.textfile import allow_large_csv_fields, read_text
+from recommender.formats.textfile import allow_large_csv_fields, json_lines, read_text
 from recommender.items import Paper, Skipped
 from recommender.text import clean_text, derived_title, doi_key, text_id, title_key
 
@@ -187,40 +186,44 @@ def _read_seed(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
 def _read_jsonl(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
     """JSON Lines: one object per line with id, title, abstract, authors, url, … (extra keys kept)."""
     papers, skipped = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            skipped.append(Skipped(f"{path}:{number}", f"not valid JSON ({error.msg})"))
-            continue
-        except RecursionError:
-            skipped.append(Skipped(f"{path}:{number}", "not valid JSON (nested too deeply)"))
-            continue
-        if not isinstance(row, dict):
-            skipped.append(Skipped(f"{path}:{number}", "not a JSON object"))
-            continue
-        _append_row(row, f"{path}:{number}", papers, skipped)
+    for number, row, problem in json_lines(text, path):
+        if row is None:
+            skipped.append(Skipped(f"{path}:{number}", problem))
+        else:
+            _append_row(row, f"{path}:{number}", papers, skipped)
     return papers, skipped
 
 
 def _read_csv(text: str, path: Path) -> tuple[list[Paper], list[Skipped]]:
-    """CSV with a header row naming at least `title` or `abstract`; authors split on ';'."""
+    """CSV with a header row naming at least `title` or `abstract`; authors split on ';'.
+
+    Quoting is read strictly: a stray quote would otherwise open a cell that swallows every later row up to
+    the next quote, so a quote that does not close where a cell ends, or a row spanning several lines that
+    comes out with another number of cells than the header, is an error naming the line the row starts on.
+    """
     allow_large_csv_fields()  # a long abstract or a pasted full text in one cell is over 128 KiB
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     papers, skipped = [], []
+    start = 1
     try:
         fields = {name.strip().lower() for name in reader.fieldnames or []}
         if not fields & {"title", "abstract"}:
             raise InputError("CSV header needs a 'title' or 'abstract' column", path=path, line=1)
+        start = reader.line_num + 1
         for row in reader:
+            if reader.line_num > start and (None in row or None in row.values()):
+                raise csv.Error(f"the row runs on to line {reader.line_num} with "
+                                f"{len(row) - (None in row) + len(row.get(None) or ())} cells for "
+                                f"{len(reader.fieldnames)} columns")
             row = {(k or "").strip().lower(): v for k, v in row.items() if k and isinstance(v, str)}
             authors = row.pop("authors", "") or ""
             row["authors"] = [a.strip() for a in authors.split(";") if a.strip()]
-            _append_row(row, f"{path}:{reader.line_num}", papers, skipped)
+            _append_row(row, f"{path}:{start}", papers, skipped)
+            start = reader.line_num + 1
     except csv.Error as error:
-        raise InputError(f"not a readable CSV ({error})", path=path, line=reader.line_num or 1) from None
+        raise InputError(f"not a readable CSV: a quote opened in the row starting here is not closed where a "
+                         f"cell ends ({error}); quote the cell whole, doubling any quote inside it",
+                         path=path, line=start) from None
     return papers, skipped
 
 

@@ -3,7 +3,10 @@
 pybtex's low-level scanner reads the file (bibtexparser 1.x's pyparsing grammar is far slower on a
 whole PMLR volume, and bibtexparser 2.x cannot be installed beside pyzotero 1.16, which pins < 2). Field names come back lower-case; `ID`,
 `ENTRYTYPE` and `_line` (1-based) are added. `@string` macros, `#` concatenation and the month
-names are expanded. A broken entry is reported with its file and line, never dropped silently;
+names are expanded, within bounds: one value (a field or a macro) holds at most MAX_FIELD_CHARS
+characters and a file's macro expansions at most MAX_EXPANSION_CHARS in all, so a few hundred bytes of
+`@string` macros that double each other cannot expand to gigabytes (the entry or macro over a bound is
+skipped, naming its line). A broken entry is reported with its file and line, never dropped silently;
 an entry whose key repeats an earlier one is kept (libraries do that; the library reader warns).
 """
 
@@ -15,6 +18,8 @@ from pathlib import Path
 from recommender.items import Skipped
 
 _ENTRY_START = re.compile(r"^[ \t]*@", re.MULTILINE)
+MAX_FIELD_CHARS = 1 << 20  # one field or @string value: 1 Mi characters, far above any abstract
+MAX_EXPANSION_CHARS = 64 << 20  # every macro substitution of one file together
 
 
 def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]]:
@@ -28,6 +33,8 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
     from pybtex.utils import CaseInsensitiveDict
 
     macros = CaseInsensitiveDict(month_names)  # shared by the pieces; the scanner adds each @string
+    budget = [MAX_EXPANSION_CHARS]  # shared by the pieces too
+    parser_class = _bounded_parser(LowLevelParser, PybtexSyntaxError)
     entries: list[dict] = []
     skipped: list[Skipped] = []
     lines = _LineCounter(text)
@@ -35,8 +42,14 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
     for start, end in zip(starts, [*starts[1:], len(text)]):
         line = lines.line_of(start)
         errors: list[Exception] = []
-        parser = LowLevelParser(text[start:end], macros=macros, handle_error=errors.append)
+        parser = parser_class(text[start:end], macros=macros, handle_error=errors.append)
+        parser.budget = budget
         for command, body in parser:
+            too_large = next((error for error in errors if isinstance(error, parser.TooLarge)), None)
+            if too_large is not None:
+                name = f"@string '{body[0]}'" if command.lower() == "string" else f"entry '{body[0] or '?'}'"
+                skipped.append(Skipped(f"{path}:{line}", f"BibTeX {name}: {too_large.bound}"))
+                break
             if command.lower() in ("string", "preamble"):
                 continue
             key, fields = body
@@ -52,6 +65,41 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
                 key = parser.current_entry_key or "?"
                 skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key}' could not be parsed"))
     return entries, skipped
+
+
+def _bounded_parser(base: type, syntax_error: type) -> type:
+    """pybtex's scanner with each value's length and the file's macro expansions counted as they grow: a
+    value over a bound stops its entry (or @string, which is then not defined) before it is joined."""
+
+    class TooLarge(syntax_error):
+        def __init__(self, bound: str, parser) -> None:
+            super().__init__(bound, parser)
+            self.bound = bound
+
+    class BoundedParser(base):
+        budget = [MAX_EXPANSION_CHARS]
+
+        def parse_value(self):  # pybtex's loop, measured
+            parts, size = [], 0
+            while not parts or self.optional([self.HASH]):
+                part = self.parse_value_part()
+                size += len(part)
+                if size > MAX_FIELD_CHARS:
+                    raise TooLarge(f"a value longer than {MAX_FIELD_CHARS >> 20} Mi characters "
+                                   "(@string macros that expand without end?)", self)
+                parts.append(part)
+            self.current_value = parts
+
+        def substitute_macro(self, name):
+            value = super().substitute_macro(name)
+            self.budget[0] -= len(value)
+            if self.budget[0] < 0:
+                raise TooLarge(f"the file's @string macros expand to more than {MAX_EXPANSION_CHARS >> 20} Mi "
+                               "characters", self)
+            return value
+
+    BoundedParser.TooLarge = TooLarge
+    return BoundedParser
 
 
 class _LineCounter:

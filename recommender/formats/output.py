@@ -7,7 +7,8 @@ goes through here. The rules:
   or other SQLite database, is refused with a one-line error;
 - a link is written through (its target changes, the link stays a link);
 - a device, FIFO or socket (/dev/stdout, a named pipe) is written in place, never renamed over;
-- a regular file is replaced atomically (a temporary file beside it, fsync, rename) and keeps its mode; a full
+- a regular file is replaced atomically (`recommender.store.write_atomic`: a fresh temporary file beside it,
+  fsync, rename) and keeps its mode; a full
   disk or a read-only folder is one line naming the path, the old file left whole and no temporary file behind;
 - a file that is appended to and resumed (`score --out`) has one writer at a time (`OutputLock`).
 
@@ -20,11 +21,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from recommender.errors import RecommenderError
+from recommender.store.files import write_atomic
+from recommender.store.paths import make_folders
 
 ZOTERO_DATABASE_NAMES = {"zotero.sqlite", "zotero.sqlite-wal", "zotero.sqlite-journal", "zotero.sqlite-shm",
                          "zotero.sqlite.bak", "better-bibtex.sqlite"}
@@ -113,23 +115,18 @@ def write_text(output: str | Path, text: str, inputs: Iterable[str | Path] = ())
         raise OutputRefused(f"{output}: the folder {target.parent} does not exist")
     kept = "the old file is unchanged" if existing is not None else "nothing was written"
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        write_atomic(target, lambda handle: handle.write(data), mode=mode, durable=True)
     except OSError as error:
         raise write_failed(output, error, kept) from None
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
-        raise write_failed(output, error, kept) from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return target
+
+
+def output_folder(folder: str | Path) -> Path:
+    """The folder an output goes in, its missing parts made 0700 whatever the umask (never world-writable)."""
+    try:
+        return make_folders(Path(folder))
+    except OSError as error:
+        raise write_failed(folder, error, "nothing was written") from None
 
 
 def write_failed(output: str | Path, error: OSError, kept: str) -> OutputFailed:
@@ -153,24 +150,42 @@ class OutputLock:
         except ModuleNotFoundError:
             return self
         while self._descriptor is None:
-            try:
-                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-            except OSError as error:
-                raise write_failed(self.target, error, "nothing was written") from None
+            descriptor = self._open()
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                holder = os.read(descriptor, 32).decode("ascii", "replace").strip() or "unknown"
+                holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "unknown"
                 os.close(descriptor)
                 raise OutputBusy(f"{self.target}: another zotrec run (pid {holder}) is writing it; "
                                  "wait for it to finish or choose another output") from None
             if self._still_named(descriptor):  # else a holder removed it while we waited: lock the new one
-                os.ftruncate(descriptor, 0)
-                os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+                os.pwrite(descriptor, f"{os.getpid():<20}\n".encode("ascii"), 0)  # fixed width: never truncated
                 self._descriptor = descriptor
             else:
                 os.close(descriptor)
         return self
+
+    def _open(self) -> int:
+        """The lock file, opened without following a link (O_NOFOLLOW) and never truncated: in a shared folder
+        another user may have planted a link or a hard link there to make us destroy a file elsewhere."""
+        flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NONBLOCK", 0))
+        try:
+            descriptor = os.open(self.path, flags, 0o600)
+        except OSError as error:
+            if os.path.islink(self.path):
+                raise OutputRefused(f"{self.path}: the lock beside {self.target.name} is a link (planted by someone "
+                                    "else?); refusing to follow it — remove it, then run again") from None
+            raise write_failed(self.target, error, "nothing was written") from None
+        info = os.fstat(descriptor)
+        problem = ("is not a regular file" if not stat.S_ISREG(info.st_mode)
+                   else "has another name (a hard link)" if info.st_nlink > 1
+                   else "belongs to another user" if hasattr(os, "getuid") and info.st_uid != os.getuid() else "")
+        if problem:
+            os.close(descriptor)
+            raise OutputRefused(f"{self.path}: the lock beside {self.target.name} {problem}; refusing to use it "
+                                "— remove it, then run again")
+        return descriptor
 
     def _still_named(self, descriptor: int) -> bool:
         try:

@@ -15,6 +15,7 @@ from recommender.errors import InputError
 log = logging.getLogger(__name__)
 
 MAX_INPUT_BYTES = 512 << 20  # the most read from one library or corpus file (README, Safety): far above any export
+MAX_JSON_LINE_CHARS = 16 << 20  # one JSON Lines record: a paper or an item with its full text fits many times
 STDIN = "-"
 
 
@@ -72,7 +73,14 @@ def read_input_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
     a device (/dev/zero) or a folder is refused in one line, never waited on or read without end.
     """
     if str(path) == STDIN:
-        return _read_bounded(sys.stdin.buffer, limit, "standard input")
+        if sys.stdin is None or not hasattr(sys.stdin, "buffer"):
+            raise InputError("is closed; nothing to read (give a file, or pipe one in)",
+                             path="standard input")
+        try:
+            return _read_bounded(sys.stdin.buffer, limit, "standard input")
+        except (OSError, ValueError) as error:  # a closed or broken descriptor
+            raise InputError(f"cannot read ({getattr(error, 'strerror', None) or error})",
+                             path="standard input") from None
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags)
@@ -151,3 +159,27 @@ def load_json(text: str, path: str | Path, what: str):
         raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
     except RecursionError:
         raise InputError(f"JSON nested too deeply to be {what}", path=path) from None
+
+
+def json_lines(text: str, path: str | Path):
+    """(line number, object or None, why it is not one) for each non-blank line of a JSON Lines text. A line
+    over MAX_JSON_LINE_CHARS is not parsed (a 200 MB line took 3.7 GB), a broken or too deeply nested one
+    is named, never a traceback."""
+    import json
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_JSON_LINE_CHARS:
+            yield number, None, (f"a line of {len(line) / 2**20:.0f} Mi characters, over the "
+                                 f"{MAX_JSON_LINE_CHARS >> 20} Mi read as one record")
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield number, None, f"not valid JSON ({error.msg})"
+            continue
+        except RecursionError:
+            yield number, None, "not valid JSON (nested too deeply)"
+            continue
+        yield (number, row, "") if isinstance(row, dict) else (number, None, "not a JSON object")

@@ -1,8 +1,9 @@
 """Where zotrec keeps files, and private folders there: 0700 whatever the umask, never a planted link.
 
-The cache and data folders themselves may be links (the user's choice, e.g. onto another disk); a
-folder zotrec names inside them is always a real folder of the user's own: a link there is replaced,
-a folder of another user is refused (PermissionError).
+The cache, data and config folders themselves may be links (the user's choice, e.g. onto another disk),
+but what they reach must be the user's own; a folder zotrec names inside them is always a real folder
+of the user's own: a link there is replaced. A folder of another user is refused (NotPrivate, a
+PermissionError): its owner could read what zotrec keeps there or plant what it reads back.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import logging
 import os
 import stat
 from pathlib import Path
+
+from recommender.store.files import NotPrivate
 
 log = logging.getLogger("recommender.store")
 
@@ -51,6 +54,20 @@ def private_dir(folder: Path) -> Path:
     return folder
 
 
+def make_folders(folder: Path) -> Path:
+    """`folder` and its missing parents, each made 0700 whatever the umask; folders that exist are left as
+    they are (an output folder the user named may be shared on purpose). Raises OSError."""
+    folder = Path(folder)
+    missing = []
+    current = folder
+    while not current.exists() and not current.is_symlink() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for part in reversed(missing):
+        _make(part)
+    return folder
+
+
 def _ensure(folder: Path, *, inside: bool) -> None:
     """One folder: links followed for the root (`inside` False), replaced inside it."""
     try:
@@ -67,8 +84,9 @@ def _ensure(folder: Path, *, inside: bool) -> None:
         return
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(f"{folder} is not a folder")
-    if inside and info.st_uid != os.getuid():
-        raise PermissionError(f"{folder} belongs to another user")
+    if info.st_uid != os.getuid():
+        raise NotPrivate(f"{folder}: this folder belongs to another user (uid {info.st_uid}); zotrec keeps "
+                         "its files only in folders of your own")
     if info.st_uid == os.getuid() and info.st_mode & 0o077:
         _chmod(folder, stat.S_IMODE(info.st_mode) & 0o700, follow=not inside)
 

@@ -30,7 +30,13 @@ def cli(quiet: bool, verbose: bool) -> None:
     Example:
         zotrec reading-list --library examples/library.bib
     """
+    from recommender.environment import drop_bad_terminal_size
+
+    from zotero_bridge.cli.streams import guard_streams
+
+    guard_streams()  # a stream closed before we started: exit 1 with one line where one still works
     setup_logging(quiet, verbose)
+    drop_bad_terminal_size()  # COLUMNS=10**20 would overflow rich and shutil
     keep_freed_memory_for_reuse()
 
 

@@ -9,7 +9,6 @@ in it are stored in one transaction: a killed run leaves the previous state.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,15 +77,13 @@ class Memory:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else memory_path()
-        from recommender.store import private_dir
+        from recommender.store import prepare_private_file, private_dir
 
-        new = not self.path.exists()
+        new = not self.path.exists() and not self.path.is_symlink()
         try:
             with self._room("nothing was written to it"):
                 private_dir(self.path.parent)  # 0700 whatever the umask
-                if new:
-                    os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-                os.chmod(self.path, 0o600)
+                prepare_private_file(self.path, "history", replace_link=False)  # never through a link
                 self.db = sqlite3.connect(self.path)
                 try:
                     self.db.executescript(SCHEMA)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -58,8 +57,14 @@ class KeyStore:
             return False
 
     def _read(self) -> dict[str, str]:
+        """The stored keys; a key file of another user, or one others may write, is refused (NotPrivate)."""
+        from recommender.store import NotPrivate, read_private
+
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = read_private(self.path, "local API key file")
+            data = json.loads(raw.decode("utf-8")) if raw is not None else {}
+        except NotPrivate:
+            raise
         except (OSError, ValueError):
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
@@ -67,10 +72,7 @@ class KeyStore:
     def _write(self, keys: dict[str, str]) -> None:
         if not keys and not self.path.exists():
             return
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(keys, handle)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, self.path)
+        from recommender.store import private_dir, write_bytes
+
+        private_dir(self.path.parent)  # 0700 whatever the umask
+        write_bytes(self.path, json.dumps(keys).encode("utf-8"), durable=True)  # 0600, never through a link

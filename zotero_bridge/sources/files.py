@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from recommender.errors import InputError
 from recommender.formats.bibtex import parse_bibtex
-from recommender.formats.textfile import STDIN, load_json, read_text
+from recommender.formats.textfile import STDIN, json_lines, load_json, read_text
 from recommender.items import Creator, LibraryItem, Skipped
 from recommender.text import clean_text
 from zotero_bridge.sources.zotero_json import (
@@ -249,20 +248,10 @@ def _csl_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
 def _read_jsonl(text: str, path: Path) -> list[LibraryItem | Skipped]:
     """One item per line: Zotero API item JSON, or our own flat form (key, title, abstract, …)."""
     results: list[LibraryItem | Skipped] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, row, problem in json_lines(text, path):  # bounded lines, named errors
         where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            results.append(Skipped(where, f"not valid JSON ({error.msg})"))
-            continue
-        except RecursionError:
-            results.append(Skipped(where, "not valid JSON (nested too deeply)"))
-            continue
-        if not isinstance(row, dict):
-            results.append(Skipped(where, "not a JSON object"))
+        if row is None:
+            results.append(Skipped(where, problem))
         elif "itemType" in row or "data" in row:
             results.append(item_from_zotero_json(row, where=where))
         else:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -76,9 +75,11 @@ class WebCache:
                 self._open()
 
     def _open(self) -> None:
-        # a copy of the user's library: readable by the user only (SQLite gives its journal the same mode)
-        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
-        os.chmod(self.path, 0o600)
+        from recommender.store import prepare_private_file
+
+        # a copy of the user's library: the user's own 0600 file (SQLite gives its journal the same mode); a link
+        # there is replaced, never followed or chmod-ed through; another user's file is refused
+        prepare_private_file(self.path, "Zotero cache", replace_link=True)
         self.db = sqlite3.connect(self.path)
         self.db.executescript(_TABLES)
         if self._meta("schema") not in (None, SCHEMA_VERSION):

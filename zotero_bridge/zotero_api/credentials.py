@@ -58,13 +58,21 @@ def config_path() -> Path:
 
 
 def load_config(path: Path | None = None) -> dict[str, str]:
-    """The zotero settings in the config file ({} if there is none); a broken file names itself."""
+    """The zotero settings in the config file ({} if there is none); a broken file names itself. A config
+    of another user, or one others may write, is refused (NotPrivate): it could send the key elsewhere."""
+    from recommender.store import NotPrivate, read_private
+
     path = path or config_path()
-    if not path.is_file():
+    if path.is_dir():
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_private(path, "config file")
+        if data is None:
+            return {}
+        text = data.decode("utf-8")
         raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except NotPrivate:
+        raise
     except (OSError, ValueError) as error:
         raise CredentialsError(f"{path}: cannot read the config file ({_first_line(error)})") from None
     section = raw.get("zotero", raw) if isinstance(raw, dict) else None
@@ -90,13 +98,10 @@ def save_config(values: dict[str, str | None], path: Path | None = None) -> Path
         path = path.with_suffix(".toml")
     merged = {**load_config(path), **{k: str(v) for k, v in values.items() if v and k in CONFIG_KEYS}}
     text = "".join(f"{name} = {json.dumps(value, ensure_ascii=False)}\n" for name, value in merged.items())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temporary, 0o600)
-    temporary.replace(path)
+    from recommender.store import private_dir, write_bytes
+
+    private_dir(path.parent)  # 0700 whatever the umask; another user's folder is refused
+    write_bytes(path, text.encode("utf-8"), durable=True)  # a fresh 0600 file, never through a link
     return path
 
 

@@ -21,3 +21,8 @@ class InputError(RecommenderError):
 
 class EmptyLibraryError(RecommenderError):
     """The library has no item with any text to build a profile from."""
+
+
+class SettingError(RecommenderError, ValueError):
+    """An option or setting zotrec cannot use (an unknown aggregation or format, a blank --prefer text, two
+    users with one id…); the message names it. A ValueError too, for callers of the library that catch that."""

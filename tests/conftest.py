@@ -24,14 +24,23 @@ def shared() -> Path:
 
 @pytest.fixture(autouse=True)
 def _restore_root_logger():
-    """The CLI configures the root logger (level, stderr handler); undo that after each test."""
+    """The CLI configures logging (its stderr handler on the root logger, levels) and installs a progress
+    reporter; undo that after each test."""
     import logging
 
+    from recommender import progress
+    from zotero_bridge.cli.console import DASK_LOGGERS, OUR_LOGGERS, QUIET_LIBRARIES
+
+    names = (*OUR_LOGGERS, *QUIET_LIBRARIES, *DASK_LOGGERS)
     root = logging.getLogger()
     level, handlers = root.level, root.handlers[:]
+    levels = {name: logging.getLogger(name).level for name in names}
     yield
+    progress.use(None)
     root.setLevel(level)
     root.handlers[:] = handlers
+    for name, old in levels.items():
+        logging.getLogger(name).setLevel(old)
 
 
 @pytest.fixture(autouse=True)

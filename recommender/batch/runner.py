@@ -19,7 +19,7 @@ from typing import IO, Any, Generic, TypeVar
 import numpy as np
 
 from recommender.batch.output import ScoreWriter, render_user_block
-from recommender.errors import RecommenderError
+from recommender.errors import RecommenderError, SettingError
 from recommender.items import LibraryItem, Paper, Recommendation
 from recommender.scoring.feedback import CorpusMatcher, group_note
 from recommender.scoring.match import with_match
@@ -40,7 +40,7 @@ class BatchScorer:
     def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N,
                  steering: Steering | None = None) -> None:
         if top_n < 0:
-            raise ValueError("top_n must be 0 (every paper) or more")
+            raise SettingError("top_n must be 0 (every paper) or more")
         self.recommender = recommender
         recommender.release_encoder = False  # many users: keep the model loaded between them
         self.top_n = top_n
@@ -213,16 +213,17 @@ def _chunks(pairs: Sequence[tuple[str, Any]], size: int) -> Iterator[Sequence[tu
 def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs: int,
              rebuild: Callable[[], Recommender] | None = None) -> Iterator[UserResult]:
     """Per-user results in input order, from this process or a pool of `jobs` worker processes."""
-    if jobs <= 1 or len(pairs) <= chunk_users:
-        for chunk in _chunks(pairs, chunk_users):
-            yield from _score_chunk(job, chunk)
+    if jobs <= 1 or len(pairs) <= chunk_users:  # one user at a time: each result (and the bar) as it comes
+        for user, source in pairs:
+            yield score_user(job, user, source)
         return
     import multiprocessing
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
+    size = max(1, min(chunk_users, -(-len(pairs) // (4 * jobs))))  # chunks small enough for the bar to move
     with context.Pool(jobs, initializer=_init_worker, initargs=(job, rebuild, os.getpid())) as pool:
-        for results in pool.imap(_worker_chunk, _chunks(pairs, chunk_users)):
+        for results in pool.imap(_worker_chunk, _chunks(pairs, size)):
             yield from results
 
 
@@ -328,5 +329,5 @@ def _check_unique(users: Sequence[str]) -> None:
     seen: set[str] = set()
     for user in users:
         if user in seen:
-            raise ValueError(f"two libraries share the user id '{user}' (user ids must be unique)")
+            raise SettingError(f"two libraries share the user id '{user}' (user ids must be unique)")
         seen.add(user)

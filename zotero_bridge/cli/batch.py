@@ -74,25 +74,21 @@ def load_user_library(path: str) -> list[LibraryItem]:
 
 @contextmanager
 def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar with rate and ETA on stderr; a no-op callback when disabled."""
+    """The users' bar (recommender/progress.py: on a terminal, under the status line, warnings above it)
+    as the runner's `progress(done, total)` callback; a no-op when disabled."""
+    from recommender import progress
+
     if not enabled:
         yield lambda done, total: None
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    shown = 0
+    with progress.bar("Scoring users", total) as advance:
+        def moved(done: int, _total: int) -> None:
+            nonlocal shown
+            advance(done - shown)
+            shown = done
 
-    columns = (TextColumn("Scoring users"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=Console(file=sys.stderr), transient=False) as progress:
-        task = progress.add_task("score", total=total)
-        yield lambda done, _total: progress.update(task, completed=done)
+        yield moved
 
 
 @dataclass
@@ -118,8 +114,11 @@ class BatchRequest:
 def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
     """Build one Recommender (from the prepared-corpus cache, as reading-list), score every library file,
     write rows (and the group summary)."""
+    from recommender import progress
+
     users = _checked_users(request)
     recommender = _recommender(corpus_paths, request)
+    progress.step(f"Scoring {plural(len(users), 'library', 'libraries')} against {plural(len(recommender.corpus), 'paper')}")
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
         if request.scheduler:

@@ -22,45 +22,14 @@ AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear 
                     "such as top3")
 
 log = logging.getLogger("zotrec")
-_NOTES: list[str] = []  # this run's notices, said one a line at the end (see `note`)
-_VERBOSE = False  # -v: notices are said where they happen, in full, and not again at the end
-
-
-class _StderrFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        from recommender.formats.output import safe_text  # no escape sequence from a title reaches the terminal
-
-        prefix = "Warning: " if record.levelno >= logging.WARNING else ""
-        return safe_text(prefix + record.getMessage())
-
-
-# Loggers whose INFO lines are notices (said once per run), kept for the closing notices unless -v.
-NOTICE_LOGGERS = ("recommender.features", "recommender.corpus.enrich")
-
-
-class _FoldNotices(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.INFO and record.name.startswith(NOTICE_LOGGERS):
-            _NOTES.append(record.getMessage().rstrip("."))
-            return False
-        return True
 
 
 def setup_logging(quiet: bool, verbose: bool) -> None:
-    from recommender import progress
+    """stderr for this run: one handler (cli/console.py) saying log lines, notices at the end, and progress
+    on a terminal; -q only errors, -v everything as it happens."""
+    from zotero_bridge.cli.console import install
 
-    global _VERBOSE
-    _VERBOSE = verbose
-    progress.enable(not quiet and sys.stderr.isatty())  # bars on a terminal only, never on a pipe or with -q
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_StderrFormatter())
-    if not verbose:
-        handler.addFilter(_FoldNotices())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
-    for noisy in ("httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)
+    install(sys.stderr, quiet=quiet, verbose=verbose)
 
 
 def keep_freed_memory_for_reuse() -> None:
@@ -81,37 +50,45 @@ def keep_freed_memory_for_reuse() -> None:
 
 def note(short: str, full: str) -> None:
     """A notice for stderr: `full` at once with -v, else `short` among the closing notices (said once either way)."""
-    if _VERBOSE:
-        log.debug("%s", full)
-    else:
-        _NOTES.append(short)
+    from zotero_bridge.cli.console import NOTICE
 
-
-def flush_notes() -> None:
-    """The run's notices, one a line (a joined line wraps mid-word; nothing under -q)."""
-    for notice in _NOTES:
-        log.info("%s", notice)
-    _NOTES.clear()
+    log.info("%s", full, extra={NOTICE: short})
 
 
 def friendly_errors(command):
-    """Turn the library's own errors into one `Error: …` line and exit status 1; notices as one line."""
+    """At the CLI's edge: the errors a user can act on (zotrec's own, typed where they arise, and the
+    system's OSError on a path) become one `Error: …` line and exit status 1; anything else is a bug
+    and says so, with where to report it. Then the run's notices."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from recommender.errors import RecommenderError
+        from zotero_bridge.cli.errors import one_line
 
-        _NOTES.clear()
         try:
             result = command(*args, **kwargs)
-            flush_notes()
-            return result
-        except (RecommenderError, ValueError, OSError) as error:
-            from recommender.formats.output import safe_text
-
-            raise click.ClickException(safe_text(error)) from None
+        except click.exceptions.Exit:
+            _say_notices()
+            raise
+        except (click.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+            _say_notices(drop=True)
+            raise
+        except Exception as error:  # noqa: BLE001 (sorted by type in one_line; never by message text)
+            _say_notices(drop=True)
+            raise one_line(error) from None
+        _say_notices()
+        return result
 
     return wrapper
+
+
+def _say_notices(drop: bool = False) -> None:
+    from zotero_bridge.cli.console import current
+
+    handler = current()
+    if handler is not None:
+        if drop:
+            handler.notices.clear()
+        handler.say_notices()
 
 
 def source_options(command):
@@ -143,8 +120,10 @@ def source_settings(library_id, library_type, api_key, endpoint):
 
 
 def read_sources(libraries, settings):
+    from recommender import progress
     from zotero_bridge.sources import read_library
 
+    progress.step(f"Reading {', '.join(map(str, libraries))}")
     read = read_library(libraries, settings)
     if read.skipped:
         from zotero_bridge.render.reading_list import skipped_summary

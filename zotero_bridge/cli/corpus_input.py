@@ -89,8 +89,11 @@ def build_recommender(corpus_paths, *, features: str, aggregation: str, model=No
     from recommender.scoring.owned import CorpusKeys
     from recommender.scoring.ranking import Recommender
 
+    from recommender import progress
+
     given, fetched = corpus_files(corpus_paths)
     files = [resolve_corpus_path(spec) for spec in given]
+    progress.step(f"Reading the corpus ({', '.join(str(p) for p in corpus_paths) or 'the bundled ICML 2025 list'})")
     if not all(file.is_file() for file in files):  # the reader gives the one-line error
         papers = load_corpus_papers(corpus_paths)
         return Recommender(papers, aggregation=aggregation, representation=representation or features, model=model)

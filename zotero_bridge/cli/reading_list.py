@@ -61,6 +61,9 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from recommender.scoring.match import with_match
     from zotero_bridge.render.reading_list import render_recommendations
 
+    from recommender import progress
+
+    progress.step(f"Reading {', '.join(libraries)}")  # a line on a terminal before the slow imports
     inputs = run_inputs(libraries, corpus_paths, model_path)
     if output not in (None, "-"):
         from recommender.formats.output import check_output_path
@@ -73,7 +76,10 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     warn_undated(steering, read.items)
     recommender = build_recommender(corpus_paths, features=features, aggregation=aggregation, model=model,
                                     representation=make_representation(features, encoder))
+    from recommender.words import plural
     from zotero_bridge.feedback.reading import recommend_with_feedback
+
+    progress.step(f"Scoring {plural(len(recommender.corpus), 'paper')} against {plural(len(read.items), 'library item')}")
 
     recs = recommend_with_feedback(recommender, libraries, read.items, top_n,
                                    lambda items: profile_for(items, collection),

@@ -55,6 +55,8 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
         zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
     """
     from recommender import progress
+
+    progress.step("Reading the libraries")  # a line on a terminal before the slow imports
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.batch import BatchRequest, run_batch, summary_text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import csv
 import io
 import json
@@ -77,7 +78,7 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
         return render_html_page(recs, title, context)
     if fmt == "table":
         return _table(recs, title, width, context, hyperlinks)
-    raise ValueError(f"unknown format '{fmt}'")
+    raise SettingError(f"unknown format '{fmt}'")
 
 
 def feedback_text(rec: Recommendation) -> str:

@@ -19,8 +19,7 @@ from zotero_bridge.errors import SourceError
 from zotero_bridge.sources import SourceOptions, read_library
 from zotero_bridge.sources.sqlite import api_timestamp, read_sqlite_library, split_multipart_date
 
-if not zotero_db.schema_available():
-    pytest.skip("../shared/fixtures/zotero-schema is not here", allow_module_level=True)
+pytestmark = pytest.mark.skipif(not zotero_db.schema_available(), reason=zotero_db.SCHEMA_MISSING)
 
 SCHEMAS = [123, 125, 129]
 REGULAR_KEYS = ["ATTN2017", "UEBER009", "CASE2015", "DLBOOK16"]

@@ -146,11 +146,12 @@ class _Job(Generic[Source]):
 
 
 def score_user(job: _Job, user: str, source: Any) -> UserResult:
-    """Load and score one library; a library a user can fix is reported, not raised."""
+    """Load and score one library; a library a user can fix (zotrec's own errors, a file the system cannot
+    read) is reported, not raised; anything else is a bug and stops the batch."""
     try:
         items = job.load(source) if job.load is not None else source
         recs = job.scorer.score(items)
-    except (RecommenderError, OSError, ValueError) as error:
+    except (RecommenderError, OSError) as error:
         return UserResult(user, error=str(error).splitlines()[0] if str(error) else type(error).__name__)
     indices = np.fromiter((job.scorer.index_of[r.paper.id] for r in recs), dtype=np.int64, count=len(recs))
     ranks = np.fromiter((r.rank for r in recs), dtype=np.int64, count=len(recs))

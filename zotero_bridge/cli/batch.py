@@ -109,6 +109,7 @@ class BatchRequest:
     inputs: Sequence[str] = ()  # corpus files and the model: never overwritten by --out
     scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
     steering: Any = None  # recommender.scoring.steering.Steering, the same for every user
+    dashboard: bool = False  # --scheduler local: serve Dask's dashboard on 127.0.0.1:8787
 
 
 def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
@@ -156,15 +157,30 @@ def _run_on_dask(recommender, users: dict[str, str], request: BatchRequest, prog
         raise SourceError("--scheduler needs --out FOLDER (each partition writes its own part file there)")
     if request.overwrite:
         raise SourceError("--overwrite is not supported with --scheduler: remove the --out folder instead")
+    from zotero_bridge.cli.console import quiet_dask
+
+    verbose = logging.getLogger("zotrec").isEnabledFor(logging.DEBUG)
+    if not verbose:
+        quiet_dask()  # before distributed is imported: its workers read their log level from the environment
     try:
         from distributed import Client, LocalCluster
     except ModuleNotFoundError:
         raise SourceError("--scheduler needs the dask extra: pip install 'zotrec[dask]'") from None
     from recommender.batch.dask_runner import score_libraries_dask
 
-    if request.scheduler == "local":
-        cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+    if not verbose:
+        quiet_dask()  # and after: the import gave its loggers their own handler
+    if request.scheduler == "local":  # this machine only: scheduler and dashboard (when asked) on 127.0.0.1
+        cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:8787" if request.dashboard else None,
+                               silence_logs=logging.DEBUG if verbose else logging.CRITICAL)
+        if request.dashboard:
+            import importlib.util
+
+            if importlib.util.find_spec("bokeh") is None:
+                log.warning("--dashboard needs bokeh (pip install bokeh): Dask serves no dashboard without it")
+            else:
+                log.info("The Dask dashboard: %s", cluster.dashboard_link)
         client = Client(cluster)
     else:
         cluster, client = None, Client(request.scheduler)

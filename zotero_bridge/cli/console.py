@@ -99,8 +99,6 @@ def install(stream: TextIO, *, quiet: bool, verbose: bool) -> StderrHandler:
         logging.getLogger(name).setLevel(ours)
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(logging.ERROR)
-    if not verbose:
-        quiet_dask()
     progress.use(None if quiet else handler.reporter)
     return handler
 
@@ -110,7 +108,7 @@ def quiet_dask() -> None:
     say only what breaks a run, and print through our handler, not their own."""
     import os
 
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = "critical"
     for name in DASK_LOGGERS:
         logger = logging.getLogger(name)
         logger.setLevel(logging.CRITICAL)

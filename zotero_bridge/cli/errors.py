@@ -20,8 +20,8 @@ class Bug(click.ClickException):
 
     exit_code = BUG_EXIT_STATUS
 
-    def format_message(self) -> str:
-        return self.message
+    def show(self, file=None) -> None:  # not click's "Error: " line: this is not the user's mistake
+        click.echo(self.message, file=file, err=True)
 
 
 def one_line(error: BaseException) -> click.ClickException:

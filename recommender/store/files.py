@@ -18,7 +18,15 @@ import numpy as np
 
 
 class Damaged(ValueError):
-    """A stored file that cannot be used (empty, cut short, not ours, unreadable, a link)."""
+    """A stored file that cannot be used (empty, cut short, not ours, unreadable, a link, arrays that cannot be
+    what was stored)."""
+
+
+class Arrays(dict):
+    """A stored file's arrays by name; one that is not there is damage, not a KeyError (which would be a bug)."""
+
+    def __missing__(self, name: str):
+        raise Damaged(f"no array '{name}'")
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -47,7 +55,7 @@ def _write(path: Path, fill: Callable[[BinaryIO], object]) -> None:
         raise
 
 
-def read_npz(path: Path) -> dict[str, np.ndarray]:
+def read_npz(path: Path) -> Arrays:
     """Every array of the .npz at `path`; FileNotFoundError when there is none, else Damaged for
     anything that makes it unusable."""
     try:
@@ -65,7 +73,7 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
             if not hasattr(data, "files"):
                 raise Damaged("not an .npz file")
             with data:
-                return {name: data[name] for name in data.files}
+                return Arrays((name, data[name]) for name in data.files)
     except Damaged:
         raise
     except Exception as error:  # EOFError, BadZipFile, ValueError, OSError, zlib.error…: all one damage

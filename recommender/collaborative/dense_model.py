@@ -21,7 +21,7 @@ import numpy as np
 from scipy import sparse
 
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
-from recommender.errors import InputError
+from recommender.errors import FormatError, InputError
 from recommender.store import write_npz
 
 DENSE_MODEL_FORMAT = "zotrec-collaborative-dense-1"
@@ -179,8 +179,10 @@ class DenseCollaborativeModel:
         """Read a model written by `save`; anything else is a clear one-line error."""
         try:
             with np.load(Path(path), allow_pickle=False) as data:
-                if "format" not in data or _text(data, "format") != DENSE_MODEL_FORMAT:
-                    raise InputError(f"not a dense zotrec model (expected format {DENSE_MODEL_FORMAT})", path=path)
+                found = _text(data, "format") if "format" in data else None
+                if found != DENSE_MODEL_FORMAT:
+                    raise FormatError(f"not a dense zotrec model (expected format {DENSE_MODEL_FORMAT})", path=path,
+                                      found=found)
                 kind = _text(data, "map_kind")
                 if kind not in MAPS:
                     raise InputError(f"unknown map kind '{kind}' (expected {', '.join(MAPS)})", path=path)

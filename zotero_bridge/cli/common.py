@@ -16,6 +16,7 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
+RETIRED_MODEL_FORMAT = "zotrec-collaborative-1"  # the tf-idf collaborative model of older zotrec versions
 # recommender.scoring.fusion.DEFAULT_SCORING, repeated so --help needs no numpy (a test keeps them equal)
 DEFAULT_AGGREGATION = "learned"
 AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear model), max, mean or topK "
@@ -131,9 +132,7 @@ def read_sources(libraries, settings):
         summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
         note(f"skipped {len(read.skipped)} library entries ({summary}; `zotrec library` lists them)",
              f"Skipped {len(read.skipped)} library entries: {summary}")
-        broken = [s for s in read.skipped
-                  if "could not be parsed" in s.reason or "broken" in s.reason or "JSON" in s.reason
-                  or "expected" in s.reason]
+        broken = [s for s in read.skipped if s.unreadable]
         if broken:  # one line however many: the first names the place, `zotrec library` lists the rest
             log.warning("%d library entries could not be read; first: %s: %s",
                         len(broken), broken[0].where, broken[0].reason)
@@ -157,12 +156,12 @@ def load_model(model_path: str | None, features: str | None = None):
              f"{model.provenance.get('data', 'unknown data')}; --model none turns it off).")
         return model
     from recommender.collaborative.dense_model import DenseCollaborativeModel
-    from recommender.errors import InputError
+    from recommender.errors import FormatError
 
     try:
         model = DenseCollaborativeModel.load(model_path)
-    except InputError as error:
-        if "not a dense zotrec model" in str(error) and _is_tfidf_model(model_path):
+    except FormatError as error:
+        if error.found == RETIRED_MODEL_FORMAT:
             raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
                                        f"zotrec no longer scores with; train a new one with `zotrec train`") from None
         raise
@@ -171,14 +170,6 @@ def load_model(model_path: str | None, features: str | None = None):
     note(f"hybrid with {model_path}",
          f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
     return model
-
-
-def _is_tfidf_model(path) -> bool:
-    """A model file of the retired tf-idf kind (its format name, zotrec-collaborative-1)."""
-    import numpy as np
-
-    with np.load(path, allow_pickle=False) as data:
-        return "format" in data and data["format"].ndim == 0 and str(data["format"]) == "zotrec-collaborative-1"
 
 
 def scoring(aggregation: str, model):

@@ -246,8 +246,7 @@ def library_row(item: LibraryItem) -> dict[str, Any]:
 
 def skipped_summary(skipped: Sequence[Skipped]) -> dict[str, int]:
     """Counts of skipped entries by reason ('note': 3, 'in the trash': 1, …)."""
-    return dict(Counter(s.reason if "could not be parsed" not in s.reason else "unparseable entry"
-                        for s in skipped))
+    return dict(Counter("unparseable entry" if s.unreadable else s.reason for s in skipped))
 
 
 def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str,

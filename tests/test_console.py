@@ -104,7 +104,7 @@ def test_many_units_log_one_line_a_tenth_and_quiet_logs_none():
 def test_notices_are_kept_for_the_end_in_their_short_form_and_said_at_once_with_v():
     from zotero_bridge.cli.common import _say_notices, note
 
-    for verbose, expected in ((False, ["Hello world.", "Wrote a.txt."]),
+    for verbose, expected in ((False, ["hello world", "wrote a.txt"]),
                               (True, ["Hello world, in full", "Wrote /tmp/a.txt"])):
         stream = io.StringIO()
         install(stream, quiet=False, verbose=verbose)

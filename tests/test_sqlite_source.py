@@ -105,6 +105,16 @@ def test_zotero6_schema_121_is_read_without_warning(tmp_path, caplog):
     assert sorted(by_key(read)["ATTN2017"].collections) == ["Old stuff", "Thesis/Chapter 2"]  # no trash here
 
 
+@pytest.mark.parametrize("schema", [107, 120])
+def test_an_older_schema_with_every_table_read_is_read_without_warning(tmp_path, caplog, schema):
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite", userdata=123)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE version SET version = ? WHERE schema = 'userdata'", (schema,))
+    with caplog.at_level(logging.WARNING):
+        read = read_sqlite_library(str(path), SourceOptions())
+    assert [i.key for i in read.items] == REGULAR_KEYS and not caplog.records
+
+
 def test_future_schema_warns_once_and_reads_what_it_can(tmp_path, caplog):
     path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
     with sqlite3.connect(path) as connection:

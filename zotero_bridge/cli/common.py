@@ -120,12 +120,22 @@ def source_settings(library_id, library_type, api_key, endpoint):
                          api_key=api_key, endpoint=endpoint, group=click.get_current_context().meta.get("zotrec.group"))
 
 
-def read_sources(libraries, settings):
+def read_sources(libraries, settings, need_text: bool = True):
+    """The items of every --library source, what was skipped said once; `need_text`: a library without one
+    item with a title or abstract is an error naming the sources (`[]` in a CSL-JSON file, only notes)."""
     from recommender import progress
+    from recommender.errors import EmptyLibraryError
     from zotero_bridge.sources import read_library
 
     progress.step(f"Reading {', '.join(map(str, libraries))}")
     read = read_library(libraries, settings)
+    if need_text and not any(item.text.strip() for item in read.items):
+        from recommender.formats.output import safe_text
+        from recommender.words import plural
+
+        raise EmptyLibraryError(f"{safe_text(', '.join(map(str, libraries)))}: no item with a title or "
+                                f"abstract to learn from ({plural(len(read.items), 'item')} read, "
+                                f"{len(read.skipped)} skipped; `zotrec library` lists them)")
     if read.skipped:
         from zotero_bridge.render.reading_list import skipped_summary
 
@@ -152,7 +162,7 @@ def load_model(model_path: str | None, features: str | None = None):
             return None
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
         note("with the shipped collaborative part (--model none: off)",
-             f"Hybrid scoring with the collaborative part shipped with zotrec (trained on "
+             f"Scoring with the collaborative part shipped with zotrec (trained on "
              f"{model.provenance.get('data', 'unknown data')}; --model none turns it off).")
         return model
     from recommender.collaborative.dense_model import DenseCollaborativeModel
@@ -167,8 +177,8 @@ def load_model(model_path: str | None, features: str | None = None):
         raise
     if features != "dense":  # hybrid rows are sparse: the model's adapter and factors need dense rows
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
-    note(f"hybrid with {model_path}",
-         f"Hybrid scoring with {model_path} (trained on {model.provenance.get('data', 'unknown data')}).")
+    data = model.provenance.get("data", "unknown data")
+    note(f"with the collaborative model {model_path}", f"Scoring with the collaborative model {model_path} (trained on {data}).")
     return model
 
 

@@ -56,7 +56,7 @@ class StderrHandler(logging.Handler):
         """The run's notices, one short line each (nothing under -q: the logger stops them earlier)."""
         self.reporter.finish()
         for notice in self.notices:
-            self.say(notice[:1].upper() + notice[1:] + ".")
+            self.say(notice)
         self.notices.clear()
 
 

@@ -155,5 +155,5 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
     """
     from zotero_bridge.render.reading_list import render_library
 
-    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint), need_text=False)
     click.echo(render_library(read.items, read.skipped, fmt), nl=False)

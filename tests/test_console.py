@@ -41,6 +41,8 @@ def screen_lines(text: str) -> list[str]:
             screen[row] = line[:column].ljust(column) + chars + line[column + len(chars):]
             column += len(chars)
             continue
+        if command not in ("K", "A") and not (cr or lf):
+            continue  # colours, cursor shown or hidden
         shown.append(screen[row].rstrip())  # the line as it was before a move or an erase
         if cr:
             column = 0

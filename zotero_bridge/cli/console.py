@@ -173,7 +173,7 @@ class TerminalReporter:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(file=self.stream, highlight=False, markup=False, emoji=False)
+            self._console = Console(file=self.stream, force_terminal=True, highlight=False, markup=False, emoji=False)
         return self._console
 
     def print(self, line: str) -> None:

@@ -2,8 +2,10 @@
 
     .venv/bin/python examples/batch_score.py LIBRARY_FOLDER [CORPUS.jsonl]
 
-Writes lab-scores.csv (user, rank, id, title, score, reasons; resumable) and prints the papers
-most users share in their top 20: `zotrec score --libraries FOLDER --features tfidf --group-summary`.
+Ranks all 3,330 ICML 2025 papers by default (the bundled list with the seed abstracts on their papers,
+enriched by `zotrec corpus fetch icml2025` once run), or CORPUS.jsonl. Writes lab-scores.csv (user,
+rank, id, title, score, reasons; resumable) and prints the papers most users share in their top 20:
+`zotrec score --libraries FOLDER --features tfidf --group-summary`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from pathlib import Path
 
 from recommender import Recommender, load_corpus
 from recommender.batch.runner import score_libraries
+from recommender.corpus.default import default_corpus
 from zotero_bridge.cli.batch import load_user_library, user_libraries
 
 folder = sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent  # holds library.bib: one user
-seeds = sorted((Path(__file__).parent / "icml2025-seeds").glob("*.txt"))
-corpus = sys.argv[2] if len(sys.argv) > 2 else seeds[0]
+default = default_corpus()
+papers = (load_corpus([sys.argv[2]]) if len(sys.argv) > 2
+          else load_corpus(default.files, enrich_with=default.fetched)).papers
 
-recommender = Recommender(load_corpus([corpus]).papers)  # corpus features: computed once
+recommender = Recommender(papers)  # corpus features: computed once
+print(f"ranking {len(papers):,} papers", file=sys.stderr)
 users = user_libraries([folder])  # {"alice": "lab/alice.bib", …}: the user id is the file stem
 summary = score_libraries(
     recommender, users, load=load_user_library, output="lab-scores.csv", top_n=20, group_summary=True,

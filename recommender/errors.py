@@ -21,3 +21,17 @@ class InputError(RecommenderError):
 
 class EmptyLibraryError(RecommenderError):
     """The library has no item with any text to build a profile from."""
+
+
+class SettingError(RecommenderError, ValueError):
+    """An option or setting zotrec cannot use (an unknown aggregation or format, a blank --prefer text, two
+    users with one id…); the message names it. A ValueError too, for callers of the library that catch that."""
+
+
+class FormatError(InputError):
+    """A file zotrec writes (a model, a stored corpus) of another format or from a newer zotrec, told apart from a
+    damaged one by type: `found` is the format it says it has (None when it names none)."""
+
+    def __init__(self, message: str, *, path: object = None, found: str | None = None, newer: bool = False) -> None:
+        super().__init__(message, path=path)
+        self.found, self.newer = found, newer

@@ -122,7 +122,10 @@ class Recommendation:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """An entry a reader left out, and why (shown to the user, never dropped silently)."""
+    """An entry a reader left out, and why (shown to the user, never dropped silently). `unreadable`: the
+    reader could not read it (broken syntax, a field of the wrong type), as opposed to an entry left out by
+    rule (a note, the trash, a duplicate, an empty one)."""
 
     where: str
     reason: str
+    unreadable: bool = False

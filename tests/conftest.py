@@ -1,4 +1,6 @@
-"""Shared fixtures: paths to ../shared (read at test time, never copied) and small libraries."""
+"""Shared fixtures: paths to ../shared (read at test time, never copied), the recorded Zotero API bodies kept in
+tests/data, and small libraries. A test that needs ../shared skips with a reason naming it; the run ends with one
+line counting those skips (`pytest_terminal_summary`)."""
 
 from __future__ import annotations
 
@@ -12,26 +14,46 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SEEDS = sorted((REPO / "recommender" / "data" / "icml2025_seeds").glob("*.txt"))
+PYZOTERO_RESPONSES = REPO / "tests" / "data" / "pyzotero-api-responses"  # real recorded bodies (Blue Oak licence)
+NEEDS_SHARED = "../shared"  # every skip for lack of ../shared names it in its reason; the closing line counts them
 
 
 @pytest.fixture
 def shared() -> Path:
     """The read-only ../shared folder (data, fixtures); tests that need it skip without it."""
     if not SHARED.is_dir():
-        pytest.skip("../shared is not present")
+        pytest.skip("needs ../shared (not beside this checkout)")
     return SHARED
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line: how many tests skipped for lack of ../shared, and how to run them."""
+    count = sum(NEEDS_SHARED in str(report.longrepr) for report in terminalreporter.stats.get("skipped", []))
+    if count:
+        terminalreporter.write_line(
+            f"{count} tests skipped: they need ../shared (CiteULike, the ICML 2025 data, the Zotero schema, PMLR "
+            f"fixtures; not redistributable here), which CI puts beside the checkout; docs/testing.md says how.")
 
 
 @pytest.fixture(autouse=True)
 def _restore_root_logger():
-    """The CLI configures the root logger (level, stderr handler); undo that after each test."""
+    """The CLI configures logging (its stderr handler on the root logger, levels) and installs a progress
+    reporter; undo that after each test."""
     import logging
 
+    from recommender import progress
+    from zotero_bridge.cli.console import DASK_LOGGERS, OUR_LOGGERS, QUIET_LIBRARIES
+
+    names = (*OUR_LOGGERS, *QUIET_LIBRARIES, *DASK_LOGGERS)
     root = logging.getLogger()
     level, handlers = root.level, root.handlers[:]
+    levels = {name: logging.getLogger(name).level for name in names}
     yield
+    progress.use(None)
     root.setLevel(level)
     root.handlers[:] = handlers
+    for name, old in levels.items():
+        logging.getLogger(name).setLevel(old)
 
 
 @pytest.fixture(autouse=True)
@@ -58,9 +80,7 @@ def zotero_server(monkeypatch):
 
     from tests.zotero_server import FakeZotero, KeyAccess
 
-    fixtures = SHARED / "fixtures" / "pyzotero-api-responses"
-    if not fixtures.is_dir():
-        pytest.skip("../shared/fixtures/pyzotero-api-responses is not present")
+    fixtures = PYZOTERO_RESPONSES
     for name in ("ZOTERO_LIBRARY_ID", "ZOTERO_LIBRARY_TYPE", "ZOTERO_API_KEY", "ZOTERO_API_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")

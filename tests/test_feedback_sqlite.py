@@ -14,7 +14,7 @@ from zotero_bridge.feedback.memory import Memory, Remembered, ShownPaper
 
 from .test_sync import NAME, corpus_file, corpus_rows  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.skipif(not zotero_db.schema_available(), reason="../shared Zotero schema missing")
+pytestmark = pytest.mark.skipif(not zotero_db.schema_available(), reason=zotero_db.SCHEMA_MISSING)
 USER_ID = 4242  # tests/zotero_db.py's account
 PROFILE = ["Sherlock Holmes detective crime fiction", "Detective crime fiction and sherlock holmes stories",
            "Earthquakes and seismic waves", "Seismic waves of earthquakes"]

@@ -85,6 +85,21 @@ def test_the_page_is_self_contained_with_header_abstract_links_and_picture():
         assert text in page, text
 
 
+def test_a_bundled_paper_links_its_pmlr_page_and_the_pdf_on_pmlr_not_a_raw_github_file():
+    import json
+
+    row = json.loads((REPO / "recommender" / "data" / "icml2025.jsonl").read_text(encoding="utf-8").splitlines()[1])
+    from recommender.corpus.readers import load_corpus
+
+    path = REPO / "recommender" / "data" / "icml2025.jsonl"
+    paper = next(p for p in load_corpus([path]).papers if p.id == row["id"])
+    page = render_recommendations([Recommendation(paper, 0.5, (Reason("K", "Quantiles", 0.4),), 1)], "html")
+    assert f'href="{row["pmlr_url"]}"' in page and ">PMLR<" in page
+    pmlr_id = row["pmlr_id"]
+    assert f'href="https://proceedings.mlr.press/v267/{pmlr_id}/{pmlr_id}.pdf"' in page
+    assert "raw.githubusercontent.com" not in page
+
+
 def test_the_table_fits_the_terminal(monkeypatch):
     long = Paper(id="l", title="A very long title " * 8, authors=tuple(f"Author {i}" for i in range(9)))
     recs = [Recommendation(long, 0.5, (Reason("K", "An item with a long title " * 5, 0.4),), 1)]

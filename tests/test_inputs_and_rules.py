@@ -68,7 +68,7 @@ def test_the_zotero_data_folder_is_a_library(tmp_path):
     from tests import zotero_db
 
     if not zotero_db.schema_available():
-        pytest.skip("needs the real Zotero schema")
+        pytest.skip(zotero_db.SCHEMA_MISSING)
     zotero_db.build_sample_library(tmp_path / "zotero.sqlite")
     read = read_library([str(tmp_path)], SourceOptions())
     assert read.items

@@ -86,8 +86,10 @@ def test_csl_json_and_notes(tmp_path):
     assert skipped[0].reason == "note"
 
 
-def test_jsonl_accepts_zotero_api_json_and_flat_rows(tmp_path, shared):
-    api_items = json.loads((shared / "fixtures/pyzotero-api-responses/items_doc.json").read_text())
+def test_jsonl_accepts_zotero_api_json_and_flat_rows(tmp_path):
+    from tests.conftest import PYZOTERO_RESPONSES
+
+    api_items = json.loads((PYZOTERO_RESPONSES / "items_doc.json").read_text())
     path = tmp_path / "lib.jsonl"
     lines = [json.dumps(item) for item in api_items]
     lines.append(json.dumps({"key": "F1", "title": "Flat", "creators": ["Doe, Jane"], "tags": ["t"]}))

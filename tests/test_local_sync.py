@@ -22,7 +22,7 @@ from zotero_bridge.sources import SourceOptions
 from recommender.scoring.ranking import Recommender
 from zotero_bridge.sync.run import SyncRequest, local_transport, run_sync
 
-from .conftest import SHARED
+from .conftest import PYZOTERO_RESPONSES
 from .test_sync import corpus_file, corpus_rows, papers  # noqa: F401 (the Web API sync's corpus fixtures)
 
 NAME = "Recommended · ICML 2025"
@@ -32,9 +32,7 @@ NAME = "Recommended · ICML 2025"
 
 def seeded(version: str = "10.0", **kwargs) -> FakeLocalZotero:
     """A desktop whose My Library holds the recorded pyzotero items and collections, and a trashed paper."""
-    fixtures = SHARED / "fixtures" / "pyzotero-api-responses"
-    if not fixtures.is_dir():
-        pytest.skip("../shared/fixtures/pyzotero-api-responses is not present")
+    fixtures = PYZOTERO_RESPONSES
     desktop = FakeLocalZotero(version, **kwargs)
     library = desktop.library()
     for collection in json.loads((fixtures / "collections_doc.json").read_text(encoding="utf-8")):
@@ -343,10 +341,7 @@ def test_reading_list_on_zotero_local_learns_from_what_local_sync_wrote(desktop,
 
 
 def test_score_on_a_zotero_sqlite_ignores_recommendations_not_kept(tmp_path, corpus_file):
-    from .zotero_db import ZoteroDatabase, schema_available
-
-    if not schema_available():
-        pytest.skip("the Zotero schema files are not present")
+    from .zotero_db import ZoteroDatabase
     rows = corpus_rows()
     db = ZoteroDatabase(tmp_path / "ada.sqlite")
     db.add_item("journalArticle", {"title": "My own paper on plasma vacuum discharge diagnostics",

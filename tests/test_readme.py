@@ -90,3 +90,50 @@ def test_a_readme_example_runs(command, tmp_path, monkeypatch):
     monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     assert result.exit_code == 0, f"{command}\n{result.output}"
+
+
+# ---- README claims that can be checked, each run as the README states it ----------------------------------------
+
+def test_on_a_terminal_the_first_thing_said_is_what_is_read_and_notices_come_last_one_short_line_each(monkeypatch,
+                                                                                                      tmp_path):
+    """'on a terminal says what it is doing from its first second'; 'Notices … come at the end, one short line each';
+    'a long line wraps between words'."""
+    from tests.test_console import screen_lines
+    from zotero_bridge.cli import console
+
+    monkeypatch.setattr(console, "_is_terminal", lambda stream: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["reading-list", "--library", "examples/library.bib", "--features", "tfidf",
+                                      "-n", "3", "-o", str(tmp_path / "list.md"), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in screen_lines(result.stderr) if line.strip()]
+    assert "Reading examples/library.bib" in lines[0]
+    said = result.stderr.rsplit("\x1b[?25h", 1)[-1]  # after the live display: what stays on the screen
+    notices = [line for line in screen_lines(said) if line.strip()]
+    assert notices[-1].startswith("wrote ") and len(notices) >= 3
+    assert all(len(line) <= 80 for line in notices)
+    words = " ".join(notices).split()
+    assert "corpus: the bundled ICML 2025 list (`zotrec corpus fetch icml2025` adds every abstract)" in " ".join(words)
+
+
+def test_the_python_api_example_ranks_every_icml_2025_paper(tmp_path):
+    """'The same through the Python API, ranking all ICML 2025 papers: examples/batch_score.py'."""
+    import csv
+    import os
+    import subprocess
+    import sys
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    (lab / "ada.bib").write_bytes((REPO / "examples" / "library.bib").read_bytes())
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "ZOTREC_CACHE_DIR": str(tmp_path / "cache"),
+                   "ZOTREC_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "batch_score.py"), str(lab)], cwd=tmp_path,
+                          capture_output=True, text=True, env=environment, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "ranking 3,330 papers" in done.stderr
+    rows = list(csv.DictReader((tmp_path / "lab-scores.csv").open(encoding="utf-8")))
+    bundled = {line.split('"id": "', 1)[1].split('"', 1)[0] for line in
+               (REPO / "recommender" / "data" / "icml2025.jsonl").read_text(encoding="utf-8").splitlines()}
+    assert len(rows) == 20 and {row["id"] for row in rows} <= bundled

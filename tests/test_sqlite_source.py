@@ -19,8 +19,7 @@ from zotero_bridge.errors import SourceError
 from zotero_bridge.sources import SourceOptions, read_library
 from zotero_bridge.sources.sqlite import api_timestamp, read_sqlite_library, split_multipart_date
 
-if not zotero_db.schema_available():
-    pytest.skip("../shared/fixtures/zotero-schema is not here", allow_module_level=True)
+pytestmark = pytest.mark.skipif(not zotero_db.schema_available(), reason=zotero_db.SCHEMA_MISSING)
 
 SCHEMAS = [123, 125, 129]
 REGULAR_KEYS = ["ATTN2017", "UEBER009", "CASE2015", "DLBOOK16"]
@@ -104,6 +103,16 @@ def test_zotero6_schema_121_is_read_without_warning(tmp_path, caplog):
     assert [i.key for i in read.items] == REGULAR_KEYS and not caplog.records
     assert read.stats["zotero.sqlite schema"] == "userdata 121"
     assert sorted(by_key(read)["ATTN2017"].collections) == ["Old stuff", "Thesis/Chapter 2"]  # no trash here
+
+
+@pytest.mark.parametrize("schema", [107, 120])
+def test_an_older_schema_with_every_table_read_is_read_without_warning(tmp_path, caplog, schema):
+    path = zotero_db.build_sample_library(tmp_path / "zotero.sqlite", userdata=123)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE version SET version = ? WHERE schema = 'userdata'", (schema,))
+    with caplog.at_level(logging.WARNING):
+        read = read_sqlite_library(str(path), SourceOptions())
+    assert [i.key for i in read.items] == REGULAR_KEYS and not caplog.records
 
 
 def test_future_schema_warns_once_and_reads_what_it_can(tmp_path, caplog):

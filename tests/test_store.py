@@ -392,3 +392,22 @@ def test_the_history_and_the_web_cache_follow_the_folders_and_are_private(tmp_pa
     assert mode(tmp_path / "data") == mode(tmp_path / "cache") == mode(path.parent) == 0o700
     assert mode(tmp_path / "data" / "history.sqlite") == mode(path) == 0o600
 
+
+
+def test_a_parser_says_damage_by_type_and_any_other_exception_from_it_is_a_bug(tmp_path):
+    from recommender.store import Store
+    from recommender.store.files import Damaged
+
+    store = Store(tmp_path / "store")
+    store.save("entry", "k1", {"a": np.arange(3)})
+
+    def damaged(arrays):
+        raise Damaged("not what was stored")
+
+    def buggy(arrays):
+        return arrays["a"].no_such_attribute
+
+    assert store.load("entry", "k1", parse=damaged) is None  # a miss, rebuilt
+    assert store.load("entry", "k1", parse=lambda arrays: arrays["missing"]) is None  # a missing array: damage
+    with pytest.raises(AttributeError):
+        store.load("entry", "k1", parse=buggy)

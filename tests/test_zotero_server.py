@@ -8,9 +8,9 @@ import httpx2
 import pytest
 from pyzotero import zotero
 
-from .conftest import SHARED, ZOTERO_READ_KEY, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+from .conftest import PYZOTERO_RESPONSES, ZOTERO_READ_KEY, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 
-FIXTURES = SHARED / "fixtures" / "pyzotero-api-responses"
+FIXTURES = PYZOTERO_RESPONSES
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ to every worker; each task runs the single-machine `score_libraries` on its user
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import logging
 import math
 import time
@@ -50,7 +51,7 @@ def _check_picklable(scorer: BatchScorer) -> None:
     try:
         pickle.dumps(scorer)
     except Exception as error:  # noqa: BLE001 (any failure to pickle means it cannot be shipped)
-        raise ValueError(f"this Recommender cannot be shipped to Dask workers ({error})") from None
+        raise SettingError(f"this Recommender cannot be shipped to Dask workers ({error})") from None
 
 
 def _score_part(scorer: BatchScorer, pairs, load, path: str, fmt: str, group: bool) -> dict[str, Any]:

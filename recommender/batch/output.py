@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from recommender.errors import RecommenderError
+from recommender.errors import RecommenderError, SettingError
 from recommender.formats.output import OutputLock, safe_json, spreadsheet_safe, spreadsheet_unsafe
 from recommender.formats.rows import REASON_COLUMNS, reason_keys
 from recommender.formats.textfile import allow_large_csv_fields
@@ -174,7 +174,7 @@ class ScoreWriter:
     def __init__(self, target: str | Path | IO[str], fmt: str = "csv", *, overwrite: bool = False,
                  on_resumed_row: Callable[[dict], None] | None = None) -> None:
         if fmt not in OUTPUT_FORMATS:
-            raise ValueError(f"unknown output format '{fmt}' (use {' or '.join(OUTPUT_FORMATS)})")
+            raise SettingError(f"unknown output format '{fmt}' (use {' or '.join(OUTPUT_FORMATS)})")
         self.fmt = fmt
         self.resumed = ResumeState()
         self.path: Path | None = None

@@ -19,7 +19,7 @@ from typing import IO, Any, Generic, TypeVar
 import numpy as np
 
 from recommender.batch.output import ScoreWriter, render_user_block
-from recommender.errors import RecommenderError
+from recommender.errors import RecommenderError, SettingError
 from recommender.items import LibraryItem, Paper, Recommendation
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import CorpusMatcher, group_note
@@ -41,7 +41,7 @@ class BatchScorer:
     def __init__(self, recommender: Recommender, *, top_n: int = DEFAULT_TOP_N,
                  steering: Steering | None = None, caches: ScoringCaches = NO_CACHES) -> None:
         if top_n < 0:
-            raise ValueError("top_n must be 0 (every paper) or more")
+            raise SettingError("top_n must be 0 (every paper) or more")
         self.recommender = recommender
         self.caches = replace(caches, keep_encoder=True)  # many users: keep the model loaded between them
         self.top_n = top_n
@@ -153,11 +153,12 @@ class _Job(Generic[Source]):
 
 
 def score_user(job: _Job, user: str, source: Any) -> UserResult:
-    """Load and score one library; a library a user can fix is reported, not raised."""
+    """Load and score one library; a library a user can fix (zotrec's own errors, a file the system cannot
+    read) is reported, not raised; anything else is a bug and stops the batch."""
     try:
         items = job.load(source) if job.load is not None else source
         recs = job.scorer.score(items)
-    except (RecommenderError, OSError, ValueError) as error:
+    except (RecommenderError, OSError) as error:
         return UserResult(user, error=str(error).splitlines()[0] if str(error) else type(error).__name__)
     indices = np.fromiter((job.scorer.index_of[r.paper.id] for r in recs), dtype=np.int64, count=len(recs))
     ranks = np.fromiter((r.rank for r in recs), dtype=np.int64, count=len(recs))
@@ -222,16 +223,17 @@ def _chunks(pairs: Sequence[tuple[str, Any]], size: int) -> Iterator[Sequence[tu
 def _results(job: _Job, pairs: Sequence[tuple[str, Any]], chunk_users: int, jobs: int,
              rebuild: Callable[[], Recommender] | None = None) -> Iterator[UserResult]:
     """Per-user results in input order, from this process or a pool of `jobs` worker processes."""
-    if jobs <= 1 or len(pairs) <= chunk_users:
-        for chunk in _chunks(pairs, chunk_users):
-            yield from _score_chunk(job, chunk)
+    if jobs <= 1 or len(pairs) <= chunk_users:  # one user at a time: each result (and the bar) as it comes
+        for user, source in pairs:
+            yield score_user(job, user, source)
         return
     import multiprocessing
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
+    size = max(1, min(chunk_users, -(-len(pairs) // (4 * jobs))))  # chunks small enough for the bar to move
     with context.Pool(jobs, initializer=_init_worker, initargs=(job, rebuild, os.getpid())) as pool:
-        for results in pool.imap(_worker_chunk, _chunks(pairs, chunk_users)):
+        for results in pool.imap(_worker_chunk, _chunks(pairs, size)):
             yield from results
 
 
@@ -339,5 +341,5 @@ def _check_unique(users: Sequence[str]) -> None:
     seen: set[str] = set()
     for user in users:
         if user in seen:
-            raise ValueError(f"two libraries share the user id '{user}' (user ids must be unique)")
+            raise SettingError(f"two libraries share the user id '{user}' (user ids must be unique)")
         seen.add(user)

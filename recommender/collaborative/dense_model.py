@@ -22,7 +22,7 @@ import numpy as np
 
 from recommender.collaborative.card import ModelCard, arrays_content, file_content
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
-from recommender.errors import InputError
+from recommender.errors import FormatError, InputError
 from recommender.store import write_npz
 
 if TYPE_CHECKING:  # scipy costs 0.4 s to import; loading and applying a model never needs it
@@ -218,8 +218,10 @@ class DenseCollaborativeModel:
         """Read a model written by `save`; anything else is a clear one-line error."""
         try:
             with np.load(Path(path), allow_pickle=False) as data:
-                if "format" not in data or _text(data, "format") != DENSE_MODEL_FORMAT:
-                    raise InputError(f"not a dense zotrec model (expected format {DENSE_MODEL_FORMAT})", path=path)
+                found = _text(data, "format") if "format" in data else None
+                if found != DENSE_MODEL_FORMAT:
+                    raise FormatError(f"not a dense zotrec model (expected format {DENSE_MODEL_FORMAT})", path=path,
+                                      found=found)
                 kind = _text(data, "map_kind")
                 if kind not in MAPS:
                     raise InputError(f"unknown map kind '{kind}' (expected {', '.join(MAPS)})", path=path)

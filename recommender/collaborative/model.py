@@ -4,6 +4,7 @@ evaluation's tf-idf peer, and the tf-idf rows of a text map (`TextFeatures`).
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ class ALSSettings:
     def __post_init__(self) -> None:
         self.ngram_range = tuple(int(n) for n in self.ngram_range)
         if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"unknown weighting '{self.weighting}' (choose from {', '.join(WEIGHTINGS)})")
+            raise SettingError(f"unknown weighting '{self.weighting}' (choose from {', '.join(WEIGHTINGS)})")
 
 
 def confidence(interactions: sparse.csr_matrix, settings: ALSSettings) -> sparse.csr_matrix:

@@ -10,6 +10,7 @@ resume with a Range request when the server sent a validator.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recommender import progress
 from recommender.errors import RecommenderError
 from recommender.retry import (
     DEADLINE_ENV,
@@ -92,8 +94,8 @@ class Http:
             timeout=min(settings.timeout, settings.deadline), follow_redirects=True, headers={"User-Agent": USER_AGENT},
             limits=httpx2.Limits(max_connections=max(1, settings.concurrency)),
         )
-        self._progress: Any = None
-        self._task: Any = None
+        self._bar: contextlib.ExitStack | None = None  # the progress bar now shown (recommender/progress.py)
+        self._advance: Callable[[int], None] | None = None
         self.page_size = settings.page_size  # lowered when the API says it takes fewer
         self._pending_wait = 0.0  # seconds the rate limit asks to wait before the next request
 
@@ -122,24 +124,25 @@ class Http:
 
     def __exit__(self, *exc: object) -> None:
         self.client.close()
-        if self._progress is not None:
-            self._progress.stop()
+        self._end_bar()
 
     def start_progress(self, label: str, total: int | None) -> None:
-        """A rich progress bar on stderr (only when asked: the CLI turns it off for pipes and -q)."""
+        """A progress bar through the front end's reporter (only when asked: the CLI turns it off for pipes and
+        -q), under its status line, never a second live display beside it."""
         if not self.settings.show_progress:
             return
-        if self._progress is None:
-            from rich.console import Console
-            from rich.progress import Progress
+        self._end_bar()
+        self._bar = contextlib.ExitStack()
+        self._advance = self._bar.enter_context(progress.bar(label, total))
 
-            self._progress = Progress(console=Console(stderr=True), transient=True)
-            self._progress.start()
-        self._task = self._progress.add_task(label, total=total)
+    def _end_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = self._advance = None
 
     def advance(self, amount: int) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.advance(self._task, amount)
+        if self._advance is not None:
+            self._advance(amount)
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """GET and parse JSON; a body that is cut short or not JSON counts as a failed try."""

@@ -18,7 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from recommender.errors import InputError, RecommenderError
+from recommender.errors import FormatError, InputError, RecommenderError
 from recommender.store import data_dir, private_dir, write_bytes
 
 log = logging.getLogger(__name__)
@@ -125,11 +125,11 @@ def stored_from_json(data: Any, path: Path) -> StoredCorpus:
     if not isinstance(file_version, int):
         raise InputError("corpus file has no format_version", path=path)
     if file_version > FORMAT_VERSION:
-        raise InputError(
+        raise FormatError(
             f"written by zotrec {data.get('zotrec_version', '?')} (corpus format {file_version}); this "
             f"zotrec {zotrec_version()} reads format {FORMAT_VERSION}: "
             "upgrade zotrec or fetch the corpus again",
-            path=path,
+            path=path, found=str(file_version), newer=True,
         )
     papers = data.get("papers")
     if not isinstance(papers, list):
@@ -175,7 +175,7 @@ def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
     try:
         old = read_stored(target)
     except RecommenderError as error:
-        if "upgrade zotrec" in str(error):
+        if isinstance(error, FormatError) and error.newer:
             raise CorpusStoreError(f"{error}; it was not replaced (use --force to replace it)") from None
         return  # an unreadable old file is no good corpus to keep
     if new_count < SHRINK_LIMIT * len(old.papers):

@@ -24,6 +24,7 @@ per-round figures; `found` shows that side. The rule and its weight are chosen o
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import logging
 import time
 from dataclasses import dataclass
@@ -142,7 +143,7 @@ class DenseUser:
         if rule.kind is None or not rule.weight:
             return base
         if rule.kind != "linear":
-            raise ValueError(f"unknown feedback rule '{rule.kind}' (experiments/feedback_rules.py has the others)")
+            raise SettingError(f"unknown feedback rule '{rule.kind}' (experiments/feedback_rules.py has the others)")
         vectors = self.fold.test_vectors
         profile = np.vstack([self.fold.train_vectors[self.position], vectors[kept]])  # kept are library items now
         negatives = negative_sample(len(vectors), len(profile), np.flatnonzero(shown), self.seed)
@@ -234,7 +235,7 @@ def simulate_fold(data: InteractionData, fold: int, arms: dict, *, users: int | 
         people = _dense_users(data, test_items, items, weights, settings_for(data, settings), users, seed, user_type)
     totals: dict[str, list[list[tuple]]] = {arm: [[] for _ in range(rounds)] for arm in arms}
     count = 0
-    with progress.bar("Simulating users", users) as advance:
+    with progress.bar("Simulating users", users, log_steps=True) as advance:
         for user, relevant in people:
             count += 1
             for arm, per_round in simulate_user(user, relevant, arms, rounds, size).items():

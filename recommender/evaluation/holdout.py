@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from recommender.errors import EmptyLibraryError, RecommenderError
+from recommender.errors import EmptyLibraryError, RecommenderError, SettingError
 from recommender.items import LibraryItem, Paper
 from recommender.pipeline import Library, RankOptions
 from recommender.pipeline import rank as ranking
@@ -50,7 +50,7 @@ def newest_items(items: Sequence[LibraryItem], count: int) -> tuple[list[Library
     usable = [item for item in items if item.text.strip()]
     dated = [item for item in usable if item.date_added]
     if count < 1:
-        raise ValueError(f"--holdout-newest must be at least 1, got {count}")
+        raise SettingError(f"--holdout-newest must be at least 1, got {count}")
     if len(dated) < count:
         raise RecommenderError(
             f"only {len(dated)} library items have a date added, cannot hide {count} "

@@ -7,6 +7,7 @@ only the users' training items' features; nothing here ever reads a held-out ite
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import logging
 
 import numpy as np
@@ -117,7 +118,7 @@ BLEND_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 def hybrid_scores(content: np.ndarray, collaborative: np.ndarray, weight: float) -> np.ndarray:
     """The tf-idf model's hybrid rule, (1 − weight)·z(content) + weight·z(collaborative), row by row."""
     if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"blend weight must be between 0 and 1, got {weight}")
+        raise SettingError(f"blend weight must be between 0 and 1, got {weight}")
     return ((1.0 - weight) * standardise(content) + weight * standardise(collaborative)).astype(np.float32)
 
 

@@ -9,6 +9,7 @@ are chosen on a cold validation split of the fold's training items; test items n
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import json
 import logging
 import time
@@ -265,12 +266,13 @@ def evaluate_citeulike(data: InteractionData, folds: int = 5, settings: ALSSetti
     """The protocol on the first `folds` of the 5 folds, on tf-idf or (with a dense `representation` and its
     `encoder_id`) on its item embeddings; returns a JSON-ready report."""
     if not 1 <= folds <= 5:
-        raise ValueError(f"folds must be between 1 and 5, got {folds}")
+        raise SettingError(f"folds must be between 1 and 5, got {folds}")
     settings = settings_for(data, settings)
     items = None if representation is None else DenseItems(dense_report_rows(data, representation), encoder_id)
     results = []
-    with progress.bar("Evaluating folds", folds) as advance:
+    with progress.bar("Evaluating folds", folds, log_steps=True) as advance:
         for f, test_items in enumerate(item_cold_folds(data.n_items)[:folds]):
+            progress.step(f"Fold {f + 1} of {folds}: fitting and scoring every rule", log=True)
             results.append(run_fold(data, f, test_items, settings, aggregation, svm_users, items=items,
                                     full_adapter=full_adapter))
             log.debug("fold result %s", json.dumps(results[-1].__dict__, default=float))  # partial results of long runs
@@ -335,7 +337,8 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
     scoring/fusion.py), then ALS and the dense map fitted on all the data."""
     from recommender.collaborative.dense_model import train_dense_collaborative
 
-    with progress.bar("Training (fusion weights, then the collaborative model)", 2) as advance:
+    with progress.bar("Training", 2, log_steps=True) as advance:
+        progress.step("Training 1 of 2: fusion weights on a cold validation split", log=True)
         validation = validation_fold(data, np.zeros(0, dtype=np.int64), settings, DenseItems(vectors, encoder_id))
         parts = peers.fused_signals(validation, aggregation)
         if adapter_beta > 0:
@@ -344,6 +347,7 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
         fine_order = choose_fine_weights(validation, with_nearest(validation, parts), weights)
         del validation, parts
         advance(1)
+        progress.step("Training 2 of 2: ALS and the embedding → factor map on all the data", log=True)
         model = train_dense_collaborative(data.interactions, vectors, encoder_id, settings)
         advance(1)
     model.provenance.update({

@@ -7,6 +7,7 @@ Encoders are pluggable: a new one is a class with `encode(texts)` and a `model_i
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 from recommender.features.base import Representation, cosine
 
 _FACTORIES = {
@@ -30,7 +31,7 @@ def make_encoder(name: str = DEFAULT_ENCODER):
     try:
         module_name, class_name = _ENCODERS[name]
     except KeyError:
-        raise ValueError(f"unknown encoder '{name}' (choose from {', '.join(_ENCODERS)})") from None
+        raise SettingError(f"unknown encoder '{name}' (choose from {', '.join(_ENCODERS)})") from None
     return getattr(importlib.import_module(module_name), class_name)()
 
 
@@ -44,7 +45,7 @@ def make_representation(name: str, encoder: str | None = None) -> Representation
     try:
         module_name, class_name = _FACTORIES[name]
     except KeyError:
-        raise ValueError(f"unknown representation '{name}' (choose from {', '.join(_FACTORIES)})") from None
+        raise SettingError(f"unknown representation '{name}' (choose from {', '.join(_FACTORIES)})") from None
     if encoder is None or encoder == DEFAULT_ENCODER or name == "tfidf":
         return getattr(importlib.import_module(module_name), class_name)()
     from recommender.features.dense import DenseRepresentation
@@ -65,7 +66,7 @@ def make_encoder_representation(model_id: str) -> Representation:
             from recommender.features.dense import DenseRepresentation
 
             return DenseRepresentation(encoder)
-    raise ValueError(f"no installed encoder has the model id '{model_id}' (known: {', '.join(_ENCODERS)})")
+    raise SettingError(f"no installed encoder has the model id '{model_id}' (known: {', '.join(_ENCODERS)})")
 
 
 __all__ = ["DEFAULT_ENCODER", "ENCODERS", "REPRESENTATIONS", "Representation", "cosine", "make_encoder",

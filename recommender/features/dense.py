@@ -262,7 +262,8 @@ class DenseRepresentation:
     def _embed_missing(self, todo: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
         pending = list(todo.items())
         shown = len(pending) >= PROGRESS_TEXTS
-        with progress.bar("Embedding new texts", len(pending)) if shown else _no_bar() as advance:
+        with (progress.doing(f"Embedding {len(pending):,} new text{'s' if len(pending) != 1 else ''} with MiniLM"),
+              progress.bar("Embedding new texts", len(pending)) if shown else _no_bar() as advance):
             for start in range(0, len(pending), STORE_EVERY):
                 chunk = pending[start : start + STORE_EVERY]
                 texts = [text for _, text in chunk]

@@ -54,7 +54,7 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
                 continue
             key, fields = body
             if any(isinstance(error, PybtexSyntaxError) for error in errors):  # partial fields are not an item
-                skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key or '?'}' could not be parsed"))
+                skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key or '?'}' could not be parsed", True))
                 break
             entry: dict = {}
             for name, values in fields:
@@ -63,7 +63,7 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
         else:
             if any(isinstance(error, PybtexSyntaxError) for error in errors):  # nothing came back at all
                 key = parser.current_entry_key or "?"
-                skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key}' could not be parsed"))
+                skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key}' could not be parsed", True))
     return entries, skipped
 
 

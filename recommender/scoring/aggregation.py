@@ -7,6 +7,7 @@ worked out afterwards, only for the papers that are shown.
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import re
 from dataclasses import dataclass
 
@@ -58,7 +59,7 @@ def parse_aggregation(name: str) -> tuple[str, int]:
     match = re.fullmatch(r"top(\d+)", name)
     if match and int(match.group(1)) > 0:
         return "top", int(match.group(1))
-    raise ValueError(f"unknown aggregation '{name}' (use max, mean or topK such as top3)")
+    raise SettingError(f"unknown aggregation '{name}' (use max, mean or topK such as top3)")
 
 
 def kept(aggregation: str, n_items: int) -> int:

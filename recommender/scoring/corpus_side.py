@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from recommender import progress
 from recommender.items import Paper
 from recommender.scoring.authors import AuthorIndex, author_index_arrays
 from recommender.store import digest
@@ -18,8 +19,15 @@ from recommender.store import digest
 Memo = Callable[[str, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray]]
 
 
-def _through(memo: Memo | None, name: str | None, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return build() if memo is None or name is None else memo(name, build)
+def _through(memo: Memo | None, name: str | None, build: Callable[[], dict[str, np.ndarray]],
+             what: str = "") -> dict[str, np.ndarray]:
+    def said() -> dict[str, np.ndarray]:
+        if not what:
+            return build()
+        with progress.doing(f"Preparing the corpus: {what}" + (" (once; kept for later runs)" if memo else "")):
+            return build()
+
+    return said() if memo is None or name is None else memo(name, said)
 
 
 def factors_name(model) -> str | None:
@@ -31,7 +39,8 @@ def factors_name(model) -> str | None:
 def corpus_factors(papers: Sequence[Paper], model, memo: Memo | None = None) -> np.ndarray:
     """The corpus papers' predicted collaborative factors."""
     return _through(memo, factors_name(model),
-                    lambda: {"factors": model.item_factors([paper.text for paper in papers])})["factors"]
+                    lambda: {"factors": model.item_factors([paper.text for paper in papers])},
+                    f"collaborative factors of {len(papers):,} papers")["factors"]
 
 
 AUTHORS_NAME = "authors-1"  # bump when recommender/features/authors.py changes what a key is
@@ -39,7 +48,8 @@ AUTHORS_NAME = "authors-1"  # bump when recommender/features/authors.py changes 
 
 def corpus_authors(papers: Sequence[Paper], memo: Memo | None = None) -> AuthorIndex:
     """Every corpus author's name key (recommender/scoring/authors.py)."""
-    return AuthorIndex.from_arrays(_through(memo, AUTHORS_NAME, lambda: author_index_arrays(papers)))
+    return AuthorIndex.from_arrays(_through(memo, AUTHORS_NAME, lambda: author_index_arrays(papers),
+                                           "the author index"))
 
 
 def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
@@ -56,7 +66,7 @@ def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
         return {**index.to_arrays(), "stop_words": np.array(sorted(index.stop_words)),
                 "data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
 
-    arrays = _through(memo, "lexical", build)
+    arrays = _through(memo, "lexical", build, f"tf-idf rows of {len(papers):,} papers")
     index = LexicalIndex.from_arrays(arrays, arrays["stop_words"].tolist())
     rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
     return index, rows

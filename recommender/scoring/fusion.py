@@ -8,6 +8,7 @@ gained on CiteULike a, t and the ICML leave-out (docs/evaluation.md).
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.
         part = weight * standardise(signals[name])
         total = part if total is None else total + part
     if total is None:
-        raise ValueError("no signal has a positive weight")
+        raise SettingError("no signal has a positive weight")
     return total
 
 

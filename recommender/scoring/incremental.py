@@ -23,6 +23,7 @@ import numpy as np
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
 from recommender.scoring.corpus_side import factors_name
 from recommender.store import Store, cache_dir, digest
+from recommender.store.files import Damaged
 
 FORMAT_VERSION = 2  # 2: kept by recommender.store as library-<key>.npz
 KEEP_STATES = 16  # libraries kept (the least recently used beyond these are removed)
@@ -200,10 +201,13 @@ _SIGNAL, _VALUE, _VALUE_KEY, _ITEM = "signal_", "value_", "valuekey_", "item_"
 
 
 def _parse(data: dict) -> _Kept | None:
-    """The last run's state in the stored arrays (None: another format); ValueError for arrays that
+    """The last run's state in the stored arrays (None: another format); Damaged for arrays that
     cannot be it."""
-    if int(data["format_version"]) != FORMAT_VERSION:
+    version = data["format_version"]
+    if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_VERSION:
         return None
+    if data["hashes"].ndim != 2 or data["hashes"].dtype != np.uint8:
+        raise Damaged("hashes of the wrong type")
     hashes = [bytes(row) for row in data["hashes"]]
     rows, best = data["rows"], data["best"]
     named = {prefix: {name[len(prefix):]: data[name] for name in data if name.startswith(prefix)}
@@ -216,7 +220,7 @@ def _parse(data: dict) -> _Kept | None:
             array.dtype != np.float32 or array.ndim != 2 for array in signals.values()) or any(
             array.dtype.kind != "f" for array in [*items.values(), *kept_values]) or any(
             array.ndim != 2 or array.shape[0] != len(hashes) for array in items.values()):
-        raise ValueError("arrays of the wrong type or size")
+        raise Damaged("arrays of the wrong type or size")
     return _Kept(hashes, rows, best, signals, values, items)
 
 

@@ -9,6 +9,7 @@ papers and keys as JSON bytes, the matrix as float32; a damaged entry is a miss 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -19,6 +20,7 @@ import numpy as np
 
 from recommender.items import Paper
 from recommender.store import Store, cache_dir, digest
+from recommender.store.files import Damaged
 
 log = logging.getLogger(__name__)
 
@@ -56,19 +58,37 @@ class PreparedCorpus:
         self.papers, self.keys, self.matrix, self.notes = papers, keys, matrix, notes
 
 
-def _json(arrays: dict, name: str):
-    return json.loads(arrays[name].tobytes().decode("utf-8"))
+_PAPER_FIELDS = {f.name for f in dataclasses.fields(Paper)}
+
+
+def _json(arrays: dict, name: str) -> dict:
+    try:
+        value = json.loads(arrays[name].tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise Damaged(f"'{name}' is not JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise Damaged(f"'{name}' is not a JSON object")
+    return value
+
+
+def _paper(row) -> Paper:
+    if not isinstance(row, dict) or not {"id", "title"} <= set(row) <= _PAPER_FIELDS \
+            or not isinstance(row.get("authors", []), list):
+        raise Damaged("a paper row of another shape")
+    return Paper(**{**row, "authors": tuple(row.get("authors", ()))})
 
 
 def _parse(arrays: dict) -> PreparedCorpus:
-    """The entry in the arrays; ValueError, KeyError or TypeError for one that cannot be the one stored."""
+    """The entry in the arrays; Damaged for one that cannot be the one stored."""
     index, keys, matrix = _json(arrays, "papers"), _json(arrays, "keys"), arrays.get("matrix")
-    papers = [Paper(**{**row, "authors": tuple(row["authors"])}) for row in index["papers"]]
+    if not isinstance(index.get("papers"), list) or not isinstance(index.get("notes", {}), dict):
+        raise Damaged("no list of papers")
+    papers = [_paper(row) for row in index["papers"]]
     if keys.get("size") != len(papers):
-        raise ValueError("keys of another corpus")
+        raise Damaged("keys of another corpus")
     if matrix is not None and (matrix.dtype != np.float32 or matrix.ndim != 2
                                or matrix.shape[0] != len(papers)):
-        raise ValueError(f"matrix of shape {matrix.shape} for {len(papers)} papers")
+        raise Damaged(f"matrix of shape {matrix.shape} for {len(papers)} papers")
     return PreparedCorpus(papers, keys, matrix, index.get("notes", {}))
 
 

@@ -16,7 +16,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from recommender.errors import EmptyLibraryError
+from recommender.errors import EmptyLibraryError, InputError, SettingError
 from recommender.features import Representation, make_representation
 from recommender.features.base import cosine, is_dense
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
@@ -88,7 +88,7 @@ class Recommender:
         fine_order: bool = True,
     ) -> None:
         if not corpus:
-            raise ValueError("the corpus has no papers")
+            raise InputError("the corpus has no papers")
         self.corpus = list(corpus)
         if isinstance(representation, str):
             representation = make_representation(representation)
@@ -98,9 +98,9 @@ class Recommender:
         self.corpus_rows = corpus_rows
         self.dense = dense = is_dense(corpus_rows)  # MiniLM rows, not tf-idf or hybrid (features/base.py)
         if model is not None and not dense:
-            raise ValueError("the collaborative model needs dense features (--features dense)")
+            raise SettingError("the collaborative model needs dense features (--features dense)")
         if model is not None and weights is None and not model.card.fusion_weights:
-            raise ValueError("this collaborative model has no fusion weights (a tf-idf model from an older "
+            raise SettingError("this collaborative model has no fusion weights (a tf-idf model from an older "
                              "zotrec?): train a new one with `zotrec train`")
         self.aggregation, self.model = aggregation, model
         self.base, self.weights = scoring_weights(aggregation, model, dense)

@@ -9,6 +9,7 @@ avoid evidence; the weight was measured on examples/library.bib (docs/evaluation
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import math
 import unicodedata
 from collections.abc import Sequence
@@ -65,13 +66,13 @@ def checked_texts(name: str, texts: Sequence[str]) -> tuple[str, ...]:
     cleaned = tuple(" ".join("".join(" " if unicodedata.category(char)[0] == "C" else char
                                      for char in str(text)).split()) for text in texts)
     if any(not text for text in cleaned):
-        raise ValueError(f"{name}: a text is blank; give a few words or a sentence")
+        raise SettingError(f"{name}: a text is blank; give a few words or a sentence")
     long = next((text for text in cleaned if len(text) > MAX_TEXT_CHARS), None)
     if long is not None:
-        raise ValueError(f"{name}: a text has {len(long)} characters, more than {MAX_TEXT_CHARS} "
+        raise SettingError(f"{name}: a text has {len(long)} characters, more than {MAX_TEXT_CHARS} "
                          "(a sentence or a few keywords steer best)")
     if len(cleaned) > MAX_TEXTS:
-        raise ValueError(f"{name}: {len(cleaned)} texts, more than {MAX_TEXTS}")
+        raise SettingError(f"{name}: {len(cleaned)} texts, more than {MAX_TEXTS}")
     return cleaned
 
 
@@ -80,9 +81,9 @@ def checked_half_life(days, name: str = "recent half-life") -> float:
     try:
         value = float(days)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: '{days}' is not a number of days") from None
+        raise SettingError(f"{name}: '{days}' is not a number of days") from None
     if not math.isfinite(value) or value <= 0 or value > MAX_HALF_LIFE_DAYS:
-        raise ValueError(f"{name}: {days} days is out of range (above 0, at most {MAX_HALF_LIFE_DAYS:g})")
+        raise SettingError(f"{name}: {days} days is out of range (above 0, at most {MAX_HALF_LIFE_DAYS:g})")
     return value
 
 

@@ -28,7 +28,15 @@ O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class Damaged(ValueError):
-    """A stored file that cannot be used (empty, cut short, not ours, unreadable, a link)."""
+    """A stored file that cannot be used (empty, cut short, not ours, unreadable, a link, arrays that cannot be
+    what was stored)."""
+
+
+class Arrays(dict):
+    """A stored file's arrays by name; one that is not there is damage, not a KeyError (which would be a bug)."""
+
+    def __missing__(self, name: str):
+        raise Damaged(f"no array '{name}'")
 
 
 class NotPrivate(RecommenderError, PermissionError):
@@ -143,7 +151,7 @@ def prepare_private_file(path: Path, what: str, *, replace_link: bool) -> None:
         os.close(descriptor)
 
 
-def read_npz(path: Path) -> dict[str, np.ndarray]:
+def read_npz(path: Path) -> Arrays:
     """Every array of the .npz at `path`; FileNotFoundError when there is none, else Damaged for
     anything that makes it unusable (another user's file included)."""
     try:
@@ -166,7 +174,7 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
             if not hasattr(data, "files"):
                 raise Damaged("not an .npz file")
             with data:
-                return {name: npz_array(data, name, MAX_ARRAY_BYTES) for name in data.files}
+                return Arrays((name, npz_array(data, name, MAX_ARRAY_BYTES)) for name in data.files)
     except Damaged:
         raise
     except Exception as error:  # EOFError, BadZipFile, ValueError, OSError, zlib.error…: all one damage

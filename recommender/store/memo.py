@@ -39,15 +39,15 @@ class Store:
 
     def load(self, name: str, key: str, parse: Callable[[dict], object] | None = None):
         """The arrays stored under (name, key) (or what `parse(arrays)` makes of them), None when there
-        are none; `parse` raises ValueError, KeyError, TypeError or AttributeError for arrays that
-        cannot be what was stored: a damaged entry, said once and rebuilt."""
+        are none; `parse` raises `Damaged` for arrays that cannot be what was stored: a damaged entry,
+        said once and rebuilt. Any other exception from `parse` is a bug and is not hidden."""
         path = self.path(name, key)
         try:
             arrays = read_npz(path)
             value = arrays if parse is None else parse(arrays)
         except FileNotFoundError:
             return None
-        except (Damaged, ValueError, KeyError, TypeError, AttributeError) as error:
+        except Damaged as error:
             notices.damaged(self.what, path, error)
             return None
         if self.keep is not None and not notices.is_unwritable(self.folder):

@@ -75,25 +75,21 @@ def load_user_library(path: str):
 
 @contextmanager
 def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar with rate and ETA on stderr; a no-op callback when disabled."""
+    """The users' bar (recommender/progress.py: on a terminal, under the status line, warnings above it)
+    as the runner's `progress(done, total)` callback; a no-op when disabled."""
+    from recommender import progress
+
     if not enabled:
         yield lambda done, total: None
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    shown = 0
+    with progress.bar("Scoring users", total) as advance:
+        def moved(done: int, _total: int) -> None:
+            nonlocal shown
+            advance(done - shown)
+            shown = done
 
-    columns = (TextColumn("Scoring users"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=Console(file=sys.stderr), transient=False) as progress:
-        task = progress.add_task("score", total=total)
-        yield lambda done, _total: progress.update(task, completed=done)
+        yield moved
 
 
 @dataclass
@@ -114,16 +110,20 @@ class BatchRequest:
     inputs: Sequence[str] = ()  # corpus files and the model: never overwritten by --out
     scheduler: str | None = None  # a Dask scheduler address, or "local" for a LocalCluster of `jobs` workers
     steering: Any = None  # recommender.scoring.steering.Steering, the same for every user
+    dashboard: bool = False  # --scheduler local: serve Dask's dashboard on 127.0.0.1:8787
 
 
 def run_batch(corpus_paths: Sequence[str], request: BatchRequest) -> BatchSummary:
     """Build one Recommender (from the prepared-corpus cache, as reading-list), score every library file,
     write rows (and the group summary)."""
+    from recommender import progress as steps
     from recommender.batch.runner import BatchScorer
 
     users = _checked_users(request)
     built = _shipped(corpus_paths, request)
     scorer = BatchScorer(built.recommender, top_n=request.top_n, steering=request.steering, caches=built.caches)
+    steps.step(f"Scoring {plural(len(users), 'library', 'libraries')} against "
+               f"{plural(len(built.recommender.corpus), 'paper')}")
     target = request.output if request.output not in (None, "-") else sys.stdout
     with progress_bar(len(users), request.show_progress) as progress:
         if request.scheduler:
@@ -161,15 +161,30 @@ def _run_on_dask(scorer, users: dict[str, str], request: BatchRequest, progress)
         raise SourceError("--scheduler needs --out FOLDER (each partition writes its own part file there)")
     if request.overwrite:
         raise SourceError("--overwrite is not supported with --scheduler: remove the --out folder instead")
+    from zotero_bridge.cli.console import quiet_dask
+
+    verbose = logging.getLogger("zotrec").isEnabledFor(logging.DEBUG)
+    if not verbose:
+        quiet_dask()  # before distributed is imported: its workers read their log level from the environment
     try:
         from distributed import Client, LocalCluster
     except ModuleNotFoundError:
         raise SourceError("--scheduler needs the dask extra: pip install 'zotrec[dask]'") from None
     from recommender.batch.dask_runner import score_libraries_dask
 
-    if request.scheduler == "local":
-        cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+    if not verbose:
+        quiet_dask()  # and after: the import gave its loggers their own handler
+    if request.scheduler == "local":  # this machine only: scheduler and dashboard (when asked) on 127.0.0.1
+        cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:8787" if request.dashboard else None,
+                               silence_logs=logging.DEBUG if verbose else logging.CRITICAL)
+        if request.dashboard:
+            import importlib.util
+
+            if importlib.util.find_spec("bokeh") is None:
+                log.warning("--dashboard needs bokeh (pip install bokeh): Dask serves no dashboard without it")
+            else:
+                log.info("The Dask dashboard: %s", cluster.dashboard_link)
         client = Client(cluster)
     else:
         cluster, client = None, Client(request.scheduler)

@@ -16,51 +16,21 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_COLLECTION_NAME = "Recommended · ICML 2025"
+RETIRED_MODEL_FORMAT = "zotrec-collaborative-1"  # the tf-idf collaborative model of older zotrec versions
 # recommender.scoring.fusion.DEFAULT_SCORING, repeated so --help needs no numpy (a test keeps them equal)
 DEFAULT_AGGREGATION = "learned"
 AGGREGATION_HELP = ("learned (top5 fused with tf-idf top5 and a per-user linear model), max, mean or topK "
                     "such as top3")
 
 log = logging.getLogger("zotrec")
-_NOTES: list[str] = []  # this run's notices, said one a line at the end (see `note`)
-_VERBOSE = False  # -v: notices are said where they happen, in full, and not again at the end
-
-
-class _StderrFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        from recommender.formats.output import safe_text  # no escape sequence from a title reaches the terminal
-
-        prefix = "Warning: " if record.levelno >= logging.WARNING else ""
-        return safe_text(prefix + record.getMessage())
-
-
-# Loggers whose INFO lines are notices (said once per run), kept for the closing notices unless -v.
-NOTICE_LOGGERS = ("recommender.features", "recommender.corpus.enrich")
-
-
-class _FoldNotices(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.INFO and record.name.startswith(NOTICE_LOGGERS):
-            _NOTES.append(record.getMessage().rstrip("."))
-            return False
-        return True
 
 
 def setup_logging(quiet: bool, verbose: bool) -> None:
-    from recommender import progress
+    """stderr for this run: one handler (cli/console.py) saying log lines, notices at the end, and progress
+    on a terminal; -q only errors, -v everything as it happens."""
+    from zotero_bridge.cli.console import install
 
-    global _VERBOSE
-    _VERBOSE = verbose
-    progress.enable(not quiet and sys.stderr.isatty())  # bars on a terminal only, never on a pipe or with -q
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_StderrFormatter())
-    if not verbose:
-        handler.addFilter(_FoldNotices())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO)
-    for noisy in ("httpx2", "httpcore", "urllib3", "implicit", "pylatexenc", "bibtexparser"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)
+    install(sys.stderr, quiet=quiet, verbose=verbose)
 
 
 def keep_freed_memory_for_reuse() -> None:
@@ -80,37 +50,45 @@ def keep_freed_memory_for_reuse() -> None:
 
 def note(short: str, full: str) -> None:
     """A notice for stderr: `full` at once with -v, else `short` among the closing notices (said once either way)."""
-    if _VERBOSE:
-        log.debug("%s", full)
-    else:
-        _NOTES.append(short)
+    from zotero_bridge.cli.console import NOTICE
 
-
-def flush_notes() -> None:
-    """The run's notices, one a line (a joined line wraps mid-word; nothing under -q)."""
-    for notice in _NOTES:
-        log.info("%s", notice)
-    _NOTES.clear()
+    log.info("%s", full, extra={NOTICE: short})
 
 
 def friendly_errors(command):
-    """Turn the library's own errors into one `Error: …` line and exit status 1; notices as one line."""
+    """At the CLI's edge: the errors a user can act on (zotrec's own, typed where they arise, and the
+    system's OSError on a path) become one `Error: …` line and exit status 1; anything else is a bug
+    and says so, with where to report it. Then the run's notices."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from recommender.errors import RecommenderError
+        from zotero_bridge.cli.errors import one_line
 
-        _NOTES.clear()
         try:
             result = command(*args, **kwargs)
-            flush_notes()
-            return result
-        except (RecommenderError, ValueError, OSError) as error:
-            from recommender.formats.output import safe_text
-
-            raise click.ClickException(safe_text(error)) from None
+        except click.exceptions.Exit:
+            _say_notices()
+            raise
+        except (click.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+            _say_notices(drop=True)
+            raise
+        except Exception as error:  # noqa: BLE001 (sorted by type in one_line; never by message text)
+            _say_notices(drop=True)
+            raise one_line(error) from None
+        _say_notices()
+        return result
 
     return wrapper
+
+
+def _say_notices(drop: bool = False) -> None:
+    from zotero_bridge.cli.console import current
+
+    handler = current()
+    if handler is not None:
+        if drop:
+            handler.notices.clear()
+        handler.say_notices()
 
 
 def source_options(command):
@@ -141,19 +119,29 @@ def source_settings(library_id, library_type, api_key, endpoint):
                          api_key=api_key, endpoint=endpoint, group=click.get_current_context().meta.get("zotrec.group"))
 
 
-def read_sources(libraries, settings):
+def read_sources(libraries, settings, need_text: bool = True):
+    """The items of every --library source, what was skipped said once; `need_text`: a library without one
+    item with a title or abstract is an error naming the sources (`[]` in a CSL-JSON file, only notes)."""
+    from recommender import progress
+    from recommender.errors import EmptyLibraryError
     from zotero_bridge.sources import read_library
 
+    progress.step(f"Reading {', '.join(map(str, libraries))}")
     read = read_library(libraries, settings)
+    if need_text and not any(item.text.strip() for item in read.items):
+        from recommender.formats.output import safe_text
+        from recommender.words import plural
+
+        raise EmptyLibraryError(f"{safe_text(', '.join(map(str, libraries)))}: no item with a title or "
+                                f"abstract to learn from ({plural(len(read.items), 'item')} read, "
+                                f"{len(read.skipped)} skipped; `zotrec library` lists them)")
     if read.skipped:
         from zotero_bridge.render.reading_list import skipped_summary
 
         summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
         note(f"skipped {len(read.skipped)} library entries ({summary}; `zotrec library` lists them)",
              f"Skipped {len(read.skipped)} library entries: {summary}")
-        broken = [s for s in read.skipped
-                  if "could not be parsed" in s.reason or "broken" in s.reason or "JSON" in s.reason
-                  or "expected" in s.reason]
+        broken = [s for s in read.skipped if s.unreadable]
         if broken:  # one line however many: the first names the place, `zotrec library` lists the rest
             log.warning("%d library entries could not be read; first: %s: %s",
                         len(broken), broken[0].where, broken[0].reason)
@@ -173,32 +161,24 @@ def load_model(model_path: str | None, features: str | None = None):
             return None
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
         note("with the shipped collaborative part (--model none: off)",
-             f"Hybrid scoring with the collaborative part shipped with zotrec (trained on "
+             f"Scoring with the collaborative part shipped with zotrec (trained on "
              f"{model.card.data or 'unknown data'}; --model none turns it off).")
         return model
     from recommender.collaborative.dense_model import DenseCollaborativeModel
-    from recommender.errors import InputError
+    from recommender.errors import FormatError
 
     try:
         model = DenseCollaborativeModel.load(model_path)
-    except InputError as error:
-        if "not a dense zotrec model" in str(error) and _is_tfidf_model(model_path):
+    except FormatError as error:
+        if error.found == RETIRED_MODEL_FORMAT:
             raise click.ClickException(f"{model_path}: a tf-idf collaborative model from an older zotrec, which "
                                        f"zotrec no longer scores with; train a new one with `zotrec train`") from None
         raise
     if features != "dense":  # hybrid rows are sparse: the model's adapter and factors need dense rows
         raise click.ClickException(f"{model_path}: a dense collaborative model needs --features dense")
-    note(f"hybrid with {model_path}",
-         f"Hybrid scoring with {model_path} (trained on {model.card.data or 'unknown data'}).")
+    note(f"with the collaborative model {model_path}",
+         f"Scoring with the collaborative model {model_path} (trained on {model.card.data or 'unknown data'}).")
     return model
-
-
-def _is_tfidf_model(path) -> bool:
-    """A model file of the retired tf-idf kind (its format name, zotrec-collaborative-1)."""
-    import numpy as np
-
-    with np.load(path, allow_pickle=False) as data:
-        return "format" in data and data["format"].ndim == 0 and str(data["format"]) == "zotrec-collaborative-1"
 
 
 def scoring(aggregation: str, model):

@@ -82,7 +82,10 @@ def shipped(corpus_paths, *, features: str, aggregation: str, model=None, repres
     keep each library's rows and top-K for its next run (one library per run; not for batch scoring)."""
     from recommender.pipeline.build import shipped_recommender
 
+    from recommender import progress
+
     files, fetched = corpus_files(corpus_paths)
+    progress.step(f"Reading the corpus ({', '.join(str(p) for p in corpus_paths) or 'the bundled ICML 2025 list'})")
     built = shipped_recommender(files, fetched, features=features, aggregation=aggregation, model=model,
                                 representation=representation, keep_state=keep_state)
     _say_skipped(built.notes.get("skipped", []))

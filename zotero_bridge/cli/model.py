@@ -61,8 +61,12 @@ def train_command(data_spec, output, aggregation, factors, seed, features, adapt
     started = time.perf_counter()
     settings = ALSSettings(random_state=seed, **({"factors": factors} if factors else {}))
     require_dense()
+    from recommender import progress
+
+    progress.step(f"Reading {data_spec}", log=True)
     data = load_dataset(data_spec)
     representation = make_representation(features)
+    progress.step(f"Embedding {data.n_items:,} items with MiniLM (cached for later runs)", log=True)
     vectors = dense_report_rows(data, representation)
     beta = {} if adapter_beta is None else {"adapter_beta": adapter_beta}
     model = train_model(data, vectors, settings_for(data, settings), representation.model_id,

@@ -65,6 +65,9 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     from recommender.features.dense import choose_features
     from zotero_bridge.render.reading_list import render_recommendations
 
+    from recommender import progress
+
+    progress.step(f"Reading {', '.join(libraries)}")  # a line on a terminal before the slow imports
     inputs = run_inputs(libraries, corpus_paths, model_path)
     if output not in (None, "-"):
         from recommender.formats.output import check_output_path
@@ -78,6 +81,9 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
                     representation=make_representation(features, encoder))
     recommender = built.recommender
+    from recommender.words import plural
+
+    progress.step(f"Scoring {plural(len(recommender.corpus), 'paper')} against {plural(len(read.items), 'library item')}")
     recs, seen = ranked_list(built, libraries, read.items, settings, top_n, collection=collection, steering=steering,
                              include_seen=include_seen)
     warn_if_weak(recs, profile_for(read.items, collection) or read.items, features)
@@ -184,5 +190,5 @@ def library_command(libraries, library_id, library_type, api_key, endpoint, fmt)
     """
     from zotero_bridge.render.reading_list import render_library
 
-    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint), need_text=False)
     click.echo(render_library(read.items, read.skipped, fmt), nl=False)

@@ -40,11 +40,12 @@ from zotero_bridge.cli.steering import steering_options
 @click.option("--scheduler", metavar="ADDRESS|local",
               help="Run on a Dask cluster ('local': one of --jobs workers); --out is then a folder of part "
                    "files. Needs the dask extra; see docs/distributed.md.")
+@click.option("--dashboard", is_flag=True, help="With --scheduler local: serve Dask's dashboard on 127.0.0.1:8787.")
 @steering_options
 @click.pass_context
 @friendly_errors
 def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, aggregation, features, top_n,
-                  output, fmt, group_summary, overwrite, jobs, scheduler, steering):
+                  output, fmt, group_summary, overwrite, jobs, scheduler, dashboard, steering):
     """Score many libraries (one user each) against one corpus: rows of user, rank, id, title, score, reasons.
 
     Each user's ranking is exactly `zotrec reading-list` on that library. A re-run with the same
@@ -55,6 +56,8 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
         zotrec score --libraries lab/ --corpus icml2025 -n 20 --out lab-scores.csv --group-summary
     """
     from recommender import progress
+
+    progress.step("Reading the libraries")  # a line on a terminal before the slow imports
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.batch import BatchRequest, run_batch, summary_text
 
@@ -64,7 +67,7 @@ def score_command(ctx, library_paths, more_libraries, corpus_paths, model_path, 
                            aggregation=aggregation, features=features, top_n=top_n,
                            output=output, fmt=fmt, inputs=run_inputs(corpus_paths, model_path),
                            group_summary=group_summary, overwrite=overwrite, jobs=jobs, scheduler=scheduler,
-                           show_progress=progress.enabled(), steering=steering)
+                           show_progress=progress.enabled(), steering=steering, dashboard=dashboard)
     summary = run_batch(corpus_paths, request)
     report, failures = summary_text(summary)
     log.info("%s", report)  # -q silences the report; failures are errors and always shown

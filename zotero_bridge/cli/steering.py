@@ -34,13 +34,14 @@ def steering_from(prefer, avoid, recent_half_life):
     """A Steering from the options as given (None when none is used); a bad value is one line naming its option."""
     if not prefer and not avoid and recent_half_life is None:
         return None
+    from recommender.errors import SettingError
     from recommender.scoring.steering import Steering, checked_half_life, checked_texts
 
     try:
         return Steering(prefer=checked_texts("--prefer", prefer), avoid=checked_texts("--avoid", avoid),
                         half_life_days=None if recent_half_life is None
                         else checked_half_life(recent_half_life, "--recent-half-life"))
-    except ValueError as error:
+    except SettingError as error:
         from recommender.formats.output import safe_text
 
         raise click.ClickException(safe_text(error)) from None

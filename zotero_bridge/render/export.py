@@ -8,6 +8,7 @@ become a child note, the CSL-JSON `note` becomes the item's Extra field. Our own
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import json
 import logging
 import re
@@ -42,7 +43,7 @@ def render_export(recs: Sequence[Recommendation], fmt: str) -> str:
         return safe_text(to_ris(recs))
     if fmt == "csljson":
         return safe_json(to_csljson(recs))
-    raise ValueError(f"unknown export format '{fmt}' (use {', '.join(EXPORT_FORMATS)})")
+    raise SettingError(f"unknown export format '{fmt}' (use {', '.join(EXPORT_FORMATS)})")
 
 
 def reasons_note(rec: Recommendation) -> str:

@@ -5,6 +5,7 @@ Every string from the corpus or the library is escaped (`safe.html_text`); links
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -104,11 +105,22 @@ def presentation(paper: Paper) -> str:
     return ""
 
 
+_PMLR_PAGE = re.compile(r"^(https://proceedings\.mlr\.press/v\d+/)([A-Za-z0-9_-]+)\.html$")
+
+
+def _pdf_url(meta: dict) -> object:
+    """The PDF on PMLR's own site (next to the paper's page) where the corpus names a PMLR page, else the
+    PDF link as the corpus gives it (the bundled list's is a raw GitHub file that browsers download)."""
+    page = _PMLR_PAGE.match(meta.get("pmlr_url") or "") if isinstance(meta.get("pmlr_url"), str) else None
+    return f"{page[1]}{page[2]}/{page[2]}.pdf" if page else meta.get("pdf_url")
+
+
 def _links(paper: Paper) -> str:
     meta = paper.metadata or {}
-    links = [html_link(label, meta.get(key)) for label, key in
-             (("PDF", "pdf_url"), ("OpenReview", "openreview_url"), ("ICML page", "icml_virtual_url"))
-             if isinstance(meta.get(key), str) and html_link(label, meta.get(key)) != label]
+    targets = (("PMLR", meta.get("pmlr_url")), ("PDF", _pdf_url(meta)), ("OpenReview", meta.get("openreview_url")),
+               ("ICML page", meta.get("icml_virtual_url")))
+    links = [html_link(label, url) for label, url in targets
+             if isinstance(url, str) and html_link(label, url) != label]
     if paper.doi:
         links.append(html_link("DOI", f"https://doi.org/{paper.doi}"))
     return f'<div class="links">{"".join(links)}</div>' if links else ""

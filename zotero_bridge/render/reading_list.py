@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from recommender.errors import SettingError
 import csv
 import io
 import json
@@ -77,7 +78,7 @@ def render_recommendations(recs: Sequence[Recommendation], fmt: str, *, title: s
         return render_html_page(recs, title, context)
     if fmt == "table":
         return _table(recs, title, width, context, hyperlinks)
-    raise ValueError(f"unknown format '{fmt}'")
+    raise SettingError(f"unknown format '{fmt}'")
 
 
 def feedback_text(rec: Recommendation) -> str:
@@ -245,8 +246,7 @@ def library_row(item: LibraryItem) -> dict[str, Any]:
 
 def skipped_summary(skipped: Sequence[Skipped]) -> dict[str, int]:
     """Counts of skipped entries by reason ('note': 3, 'in the trash': 1, …)."""
-    return dict(Counter(s.reason if "could not be parsed" not in s.reason else "unparseable entry"
-                        for s in skipped))
+    return dict(Counter("unparseable entry" if s.unreadable else s.reason for s in skipped))
 
 
 def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str,

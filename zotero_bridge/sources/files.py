@@ -63,7 +63,7 @@ def _shape_checked(reader: Callable[[Mapping, str, int], LibraryItem | Skipped])
         try:
             return reader(row, where, number)
         except FieldShapeError as error:
-            return Skipped(where, str(error))
+            return Skipped(where, str(error), True)
     return read
 
 
@@ -140,10 +140,10 @@ def _read_ris(text: str, path: Path) -> list[LibraryItem | Skipped]:
         try:
             records = rispy.loads(chunk)
         except Exception as error:  # noqa: BLE001 - rispy raises plain IOError/ValueError variants
-            results.append(Skipped(where, f"broken RIS record ({error})"))
+            results.append(Skipped(where, f"broken RIS record ({error})", True))
             continue
         if not records or "ER  -" not in chunk:
-            results.append(Skipped(where, "broken RIS record (no 'ER  -' end line)"))
+            results.append(Skipped(where, "broken RIS record (no 'ER  -' end line)", True))
             continue
         results.append(_ris_item(records[0], where, number))
     return results
@@ -186,7 +186,7 @@ def _read_csljson(text: str, path: Path) -> list[LibraryItem | Skipped]:
     for number, row in enumerate(rows, start=1):
         where = f"{path}: item {number}"
         if not isinstance(row, dict):
-            results.append(Skipped(where, "not a JSON object"))
+            results.append(Skipped(where, "not a JSON object", True))
         elif "itemType" in row or "data" in row:
             results.append(item_from_zotero_json(row, where=where))
         else:
@@ -251,7 +251,7 @@ def _read_jsonl(text: str, path: Path) -> list[LibraryItem | Skipped]:
     for number, row, problem in json_lines(text, path):  # bounded lines, named errors
         where = f"{path}:{number}"
         if row is None:
-            results.append(Skipped(where, problem))
+            results.append(Skipped(where, problem, True))
         elif "itemType" in row or "data" in row:
             results.append(item_from_zotero_json(row, where=where))
         else:

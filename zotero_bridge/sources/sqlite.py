@@ -27,7 +27,7 @@ from zotero_bridge.zotero_api.collection_path import join_path
 
 log = logging.getLogger(__name__)
 
-KNOWN_SCHEMAS = range(121, 130)  # userdata 121 (Zotero 6) … 129 (Zotero 10)
+KNOWN_SCHEMAS = range(121, 130)  # userdata 121 (Zotero 6) … 129 (Zotero 10); older ones with the tables read too
 REQUIRED_TABLES = ("version", "libraries", "items", "itemTypes", "fields", "itemData", "itemDataValues",
                    "baseFieldMappings", "creators", "itemCreators", "creatorTypes", "tags", "itemTags",
                    "collections", "collectionItems", "deletedItems")
@@ -179,10 +179,9 @@ def _check_schema(connection: sqlite3.Connection, path: Path, warn: bool = True)
     if row is None:
         raise SourceError(f"{path}: an SQLite database but not a Zotero one (no userdata schema version)")
     schema = int(row[0])
-    if schema not in KNOWN_SCHEMAS and warn:
-        newer = "newer" if schema > KNOWN_SCHEMAS[-1] else "older"
-        log.warning("%s has Zotero schema userdata %d, %s than the versions zotrec knows (%d-%d); "
-                    "reading what can be read", path, schema, newer, KNOWN_SCHEMAS[0], KNOWN_SCHEMAS[-1])
+    if schema > KNOWN_SCHEMAS[-1] and warn:  # an older one with every table read above is read as it is: no warning
+        log.warning("%s has Zotero schema userdata %d, newer than the newest zotrec was checked against (%d); "
+                    "reading what can be read", path, schema, KNOWN_SCHEMAS[-1])
     return schema, tables
 
 

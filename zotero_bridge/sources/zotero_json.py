@@ -81,7 +81,7 @@ def item_from_zotero_json(
     try:
         return _item(data, where, collection_paths, library)
     except FieldShapeError as error:
-        return Skipped(where, str(error))
+        return Skipped(where, str(error), True)
 
 
 def _item(data: Mapping, where: str, collection_paths: Mapping[str, str] | None, library: str

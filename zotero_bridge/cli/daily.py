@@ -10,6 +10,8 @@ from datetime import date
 
 import click
 
+from recommender.words import plural
+
 from zotero_bridge.cli.common import (
     DEFAULT_AGGREGATION,
     friendly_errors,
@@ -121,12 +123,12 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
 
             write_output(render_atom(recs, title=title, library=context.library, corpus=context.corpus), atom_file,
                          inputs)
-            log.info(f"Wrote {len(recs)} papers to {atom_file}.")
+            log.info(f"Wrote {plural(len(recs), 'paper')} to {atom_file}.")
         if mail_to:
             from zotero_bridge.deliver.mail import send_digest
 
             sent = send_digest(recs, title, context, mail_to)
-            log.info(f"Sent {len(recs)} papers to {', '.join(sent.to)} by {sent.host}.")
+            log.info(f"Sent {plural(len(recs), 'paper')} to {', '.join(sent.to)} by {sent.host}.")
         seen.remember(recs, "digest" if mail_to else "feed")
         done["delivered"] = [rec.paper.id for rec in recs]
     if do_sync:

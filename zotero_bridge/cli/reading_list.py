@@ -100,7 +100,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
         from zotero_bridge.deliver.mail import send_digest
 
         sent = send_digest(recs, title, context, mail_to)
-        logging.getLogger("zotrec").info("Sent %d papers to %s by %s.", len(recs), ", ".join(sent.to), sent.host)
+        logging.getLogger("zotrec").info("Sent %s to %s by %s.", plural(len(recs), "paper"), ", ".join(sent.to), sent.host)
     if fmt == "atom":
         from zotero_bridge.render.atom import render_atom
 

@@ -163,8 +163,8 @@ class Recommender:
         order = order[~owned[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
-        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, top_n or DEFAULT_TOP_N)
-                            if cover else (order, None))
+        # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
+        order, interests = interest_order(profile_items, rows, self.corpus_rows, order) if cover else (order, None)
         if top_n:
             order = order[:top_n]
         with scoring_threads():

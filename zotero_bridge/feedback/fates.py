@@ -11,7 +11,8 @@ nothing is ever written to read a fate. In this order, the first rule that holds
 3. **dismissed**: it is no longer in the collection zotrec put it in, and zotrec did not take it out itself.
 4. **untouched**: none of the above; after `STALE_AFTER_RUNS` runs untouched it steps aside for fresh papers.
 
-An item the source cannot see (not yet synced to this computer) keeps its last known fate.
+An item the source cannot see (not yet synced to this computer) keeps its last known fate, and so does one
+zotrec itself moved to the trash when it left the collection untouched (in the trash, or emptied from it).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+from zotero_bridge.feedback.memory import IN_COLLECTION, TRASHED, Remembered
 
 KEPT, DISMISSED, UNTOUCHED = "kept", "dismissed", "untouched"
+ZOTREC_TRASHED = "zotrec moved it to the trash"
 STALE_AFTER_RUNS = 3
 ZOTREC_TAG = "zotrec"
 FINGERPRINT_FIELDS = ("title", "abstractNote", "DOI", "url")
@@ -67,6 +69,12 @@ def user_children(children: Sequence[Mapping]) -> list[Mapping]:
 def fate_of(paper: Remembered, view: LibraryView, collection_name: str = "") -> Remembered:
     """`paper` with its fate as `view` shows it now (status, fate, why, untouched runs, child seen)."""
     data = view.items.get(paper.item_key)
+    if paper.status == TRASHED and data is None:
+        return paper  # the user emptied the trash zotrec put it in: no judgement of the paper
+    if paper.status == TRASHED and data.get("deleted"):  # zotrec's own doing, unless the user kept it there
+        children = user_children(view.children.get(paper.item_key, ()))
+        kept = _kept_because(paper, data, view, children, paper.child_seen or bool(children))
+        return replace(paper, fate=KEPT, why=kept, untouched_runs=0) if kept else replace(paper, why=ZOTREC_TRASHED)
     if data is None:
         if view.complete:
             return replace(paper, fate=DISMISSED, why="you deleted it")

@@ -53,13 +53,14 @@ def after_run(fates: Mapping[str, Remembered], entries, created: Mapping[str, st
     from dataclasses import replace
 
     from zotero_bridge.feedback.fates import fingerprint
-    from zotero_bridge.feedback.memory import RETIRED
+    from zotero_bridge.feedback.memory import RETIRED, TRASHED
 
     made = [Remembered(cid, entry.title, key, collection_key, fingerprint(items.get(key, {})))
             for entry in entries if entry.action == "add" and (key := created.get(entry.corpus_id))
             for cid in [entry.corpus_id]]
-    status = {e.corpus_id: (IN_COLLECTION if e.action in ("keep", "link") else RETIRED)
-              for e in entries if e.action in ("keep", "link", "remove") and e.corpus_id in fates}
+    status = {e.corpus_id: (IN_COLLECTION if e.action in ("keep", "link") else TRASHED if e.action == "trash"
+                            else RETIRED)
+              for e in entries if e.action in ("keep", "link", "remove", "trash") and e.corpus_id in fates}
     updated = []
     for corpus_id, paper in fates.items():
         paper = replace(paper, status=status.get(corpus_id, paper.status))

@@ -24,7 +24,7 @@ from recommender.scoring.aggregation import TOP5
 from recommender.scoring.stability import stable_selection
 
 ACTIONS = 6
-MARGINS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 RULE = ("linear", 4.0, True)  # the tf-idf rule zotrec applies (scoring.feedback.LINEAR_WEIGHT)
 
 

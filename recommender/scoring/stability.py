@@ -5,7 +5,7 @@ Rule (docs/evaluation.md, "A list that does not jump"). The shown list starts as
 newcomer in it (not an incumbent) is set against an incumbent the ranking put below the top N: the weakest
 newcomer against the strongest such incumbent, the next weakest against the next strongest, and so on. The
 incumbent keeps its place unless the newcomer's score exceeds its own by MARGIN × the run's score spread (the
-standard deviation of the ranking's first 2N scores, so the margin means the same whatever the scores' scale).
+standard deviation of all the ranking's scores, so the margin means the same whatever the scores' scale).
 The list is shown in the ranking's order. A pure function of its inputs: the same ranking and incumbents give
 the same list on every run.
 """
@@ -21,13 +21,14 @@ from recommender.items import Recommendation
 
 # Chosen on the collection simulation (recommender/evaluation/collection_sim.py; docs/evaluation.md, "A list
 # that does not jump"): the smallest margin that keeps one action to its one refill for most users.
-MARGIN = 1.0
+MARGIN = 2.0
 
 
-def score_spread(scores: Sequence[float], top_n: int) -> float:
-    """The standard deviation of the first 2·top_n scores (0 when there are fewer than two)."""
-    head = np.asarray(scores[: 2 * top_n], dtype=np.float64)
-    return float(np.std(head)) if len(head) > 1 else 0.0
+def score_spread(scores: Sequence[float]) -> float:
+    """The standard deviation of the run's scores over the whole ranking (0 with fewer than two). Not the head's:
+    the top of a ranking is compressed, and by how much varies from run to run."""
+    values = np.asarray(scores, dtype=np.float64)
+    return float(np.std(values)) if len(values) > 1 else 0.0
 
 
 def stable_selection(ranked: Sequence[Hashable], scores: Sequence[float], incumbents: Collection[Hashable],
@@ -47,7 +48,7 @@ def stable_selection(ranked: Sequence[Hashable], scores: Sequence[float], incumb
     newcomers = sorted((i for i in range(top_n) if ranked[i] not in incumbents), key=lambda i: (scores[i], -i))
     waiting = sorted((i for i in range(top_n, len(ranked)) if ranked[i] in incumbents),
                      key=lambda i: (-scores[i], i))
-    threshold = margin * score_spread(scores, top_n)
+    threshold = margin * score_spread(scores)
     leaving, staying = set(), set()
     for newcomer, incumbent in zip(newcomers, waiting):  # the weakest newcomer meets the strongest incumbent
         if scores[newcomer] > scores[incumbent] + threshold:

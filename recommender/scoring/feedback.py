@@ -49,6 +49,7 @@ class Feedback:
     group_counts: Mapping[str, int] = field(default_factory=dict)  # corpus id → other members who saved it
     group_name: str = ""
     titles: Mapping[str, str] = field(default_factory=dict)  # corpus id → title, for the reasons
+    shown: frozenset[str] = frozenset()  # corpus ids in zotrec's collection now, untouched: a stable list keeps them
 
     def __bool__(self) -> bool:
         return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts)

@@ -32,10 +32,11 @@ def feedback_for(fates: Mapping[str, Remembered], group_counts: Mapping[str, int
     dismissed = {cid: how_dismissed(p.why) for cid, p in fates.items() if p.fate == DISMISSED}
     stale = {cid for cid, p in fates.items()
              if p.fate == UNTOUCHED and p.status == IN_COLLECTION and p.untouched_runs >= STALE_AFTER_RUNS}
+    shown = {cid for cid, p in fates.items() if p.fate == UNTOUCHED and p.status == IN_COLLECTION} - stale
     return Feedback(kept=frozenset(kept), dismissed=dismissed, stale=frozenset(stale),
                     kept_items=frozenset(p.item_key for p in kept.values()),
                     group_counts=dict(group_counts or {}), group_name=group_name,
-                    titles={cid: p.title for cid, p in fates.items()})
+                    titles={cid: p.title for cid, p in fates.items()}, shown=frozenset(shown))
 
 
 def summary(fates: Mapping[str, Remembered]) -> dict[str, int]:

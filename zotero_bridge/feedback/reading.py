@@ -147,8 +147,9 @@ def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[L
                             profile_of, group: str | None, options=None, steering=None):
     """`Recommender.recommend` (with the run's `steering`), then what the user did with earlier
     recommendations when a Zotero source shows it (zotero.sqlite, zotero:local, zotero:web with its
-    `options`): zotrec's own items count only once kept, dismissed papers never come back, and in a group
-    library papers other members saved are candidates with their count."""
+    `options`): zotrec's own items count only once kept, dismissed papers never come back, in a group
+    library papers other members saved are candidates with their count, and the papers in zotrec's collection
+    stay unless beaten clearly (scoring/stability.py), as sync keeps them."""
     learned = sqlite_feedback(specs, group, recommender.corpus, options)
     if learned is None:
         return recommender.recommend(items, top_n=top_n, profile=profile_of(items), steering=steering)
@@ -161,5 +162,9 @@ def recommend_with_feedback(recommender, specs: Sequence[str], items: Sequence[L
     recs = recommender.recommend(owned, top_n=0, profile=profile, steering=steering)
     texts = [item.text for item in profile if item.text.strip()]
     rows = recommender.representation.transform(texts) if feedback and texts else None
-    return apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
-                          profile_rows=rows, top_n=top_n)
+    from recommender.scoring.stability import stable_recommendations
+
+    recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
+                          profile_rows=rows)
+    shown = stable_recommendations(recs, feedback.shown, top_n)  # zotrec's collection as sync keeps it
+    return shown[:top_n] if top_n else shown

@@ -2,11 +2,11 @@
 CiteULike (item-cold, tf-idf, the feedback rule zotrec ships on tf-idf) with a collection of `size` papers.
 
 Actions alternate: the user acts on one paper of the collection (seeded, uniformly: a hidden save is kept, any
-other paper trashed), then saves one of their hidden saves from elsewhere (one new library item). The ranking is made again with that feedback and
-the collection refreshed by `scoring.stability.stable_selection` with a margin (0: the plain top N, what sync
-did before). Per action: how many papers came in (the ideal is 1, the refill); at the end: the share of the
-collection that are hidden saves (precision) and of the user's hidden saves ever shown (found), so a margin
-that freezes the list shows what it costs.
+other paper trashed), then saves one of their hidden saves from elsewhere (one new library item). The ranking
+is made again with that feedback and the collection refreshed by `scoring.stability.stable_selection` with a
+margin (0: the plain top N, what sync did before). Per action: how many papers came in (a trash: the ideal is
+1, the refill; a new item: 0); at the end: the share of the collection that are hidden saves (precision) and of
+the user's hidden saves ever shown (found), so a margin that freezes the list shows what it costs.
 
     python -m recommender.evaluation.collection_sim citeulike-a:../shared/data/citeulike-a [users] [actions] [fold]
 """

@@ -61,8 +61,7 @@ def proportional_order(order: np.ndarray, interest: np.ndarray, nearest: np.ndar
     if pool == 0 or len(shares) < 2:
         return order
     window = min(window, pool)
-    threshold = np.quantile(strength[:window], quantile)
-    eligible = (np.arange(pool) < window) | (strength >= threshold)
+    eligible = strength >= np.quantile(strength[:window], quantile)  # strong: the only papers ever moved up
     queues = [_queue(np.flatnonzero(eligible & (interest == label)), nearest, item_rows)
               for label in range(len(shares))]
     owed_by = entitlements(shares, pool)

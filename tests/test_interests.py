@@ -176,10 +176,11 @@ def test_an_under_covered_interest_gets_its_seats_from_strong_papers_seat_by_sea
     nearest = np.array([0, 1, 2, 3, 0, 1, 7, 8, 9, 2, 3, 0])
     strength = np.array([.8, .7, .6, .6, .5, .5, .9, .7, .3, .5, .5, .5])
     new = facets.proportional_order(order, interest, nearest, strength, np.array([0.5, 0.5]), 4)
-    # interest 1 is owed seats 2 and 4: its strong papers 106 and 107 (≥ the window's 35th percentile), not 108
-    assert new[:4].tolist() == [100, 106, 101, 107]
+    # the first LEAD (2) seats are the score's; then interest 1 is owed seats 4 and 6: its strong papers 106 and
+    # 107 (≥ the window's 35th percentile), not 108
+    assert facets.LEAD == 2 and new[:6].tolist() == [100, 101, 102, 106, 103, 107]
     assert sorted(new.tolist()) == order.tolist()
-    assert new[4:].tolist() == [102, 103, 104, 105, 108, 109, 110, 111]  # the rest in score order
+    assert new[6:].tolist() == [104, 105, 108, 109, 110, 111]  # the rest in score order
 
 
 def test_weak_papers_of_another_interest_leave_the_order_alone():
@@ -200,17 +201,17 @@ def test_a_list_whose_score_order_already_covers_the_interests_keeps_it():
 def test_seats_filled_from_below_spread_over_an_interests_items():
     items = np.eye(5)[[0, 0, 1, 2, 4]] + np.eye(5)[[3, 3, 3, 3, 3]] * 0.1  # items 0 and 1 are the same topic
     items /= np.linalg.norm(items, axis=1, keepdims=True)
-    order = np.arange(9)
-    nearest = np.array([4, 4, 4, 0, 1, 0, 2, 3, 1])  # papers 0-2 serve interest 1 (item 4), the rest interest 0
-    interest = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0])
-    strength = np.full(9, 0.8)
+    order = np.arange(11)
+    nearest = np.array([4] * 5 + [0, 1, 0, 2, 3, 1])  # papers 0-4 serve interest 1 (item 4), the rest interest 0
+    interest = np.array([1] * 5 + [0] * 6)
+    strength = np.full(11, 0.8)
     shares = np.array([0.5, 0.5])
     new = facets.proportional_order(order, interest, nearest, strength, shares, 4, items)
-    # interest 0's seats (1 and 3: equal shares, the earlier first) go to its best paper per item, items far
-    # apart first: item 0 (paper 3), then item 2 or 3 (paper 6), not item 1 (paper 4, item 0's topic)
-    assert new[:4].tolist() == [3, 0, 6, 1]
+    # interest 0's seats (3, 5, 7, …) go to its best paper per item, items far apart first: item 0 (paper 5),
+    # then items 2 and 3 (papers 8, 9), and item 1 (paper 6, item 0's topic) last
+    assert new[:7].tolist() == [0, 1, 5, 2, 8, 3, 9]
     plain = facets.proportional_order(order, interest, nearest, strength, shares, 4)
-    assert plain[:4].tolist() == [3, 0, 4, 1]  # without item rows: the per-item best papers by score
+    assert plain[:7].tolist() == [0, 1, 5, 2, 6, 3, 8]  # without item rows: the per-item best papers by score
 
 
 @settings(max_examples=100, deadline=None)

@@ -401,6 +401,12 @@ class _Handler(QuietDispatcher):
                         raise Answer(412, f"{kind[:-1]} version mismatch: expected {entry['version']}, "
                                           f"found {existing['version']}")
                     merged = {**existing, **{k: v for k, v in entry.items() if k != "version"}}
+                    if "deleted" in entry:  # item.fromJSON: a boolean (0/1 taken); toJSON writes `true` when trashed
+                        if not isinstance(entry["deleted"], bool) and entry["deleted"] not in (0, 1):
+                            raise Answer(400, "'deleted' must be a boolean")
+                        merged["deleted"] = True
+                        if not entry["deleted"]:
+                            del merged["deleted"]
                     if merged == existing:
                         result["unchanged"][at] = key
                         continue

@@ -61,7 +61,7 @@ def test_three_syncs_with_user_actions_between(zotero_server, papers):
     assert all("which you trashed" in line or "which you removed" in line or "which you kept" in line
                for line in notes)
 
-    fresh = [d["key"] for d in items if d["key"] not in user_state]
+    fresh = [d["key"] for d in items if d["key"] not in user_state and not d.get("deleted")]  # live, not trashed
     edited, deleted = fresh[0], fresh[1]
     zotero_server.edit_item(library, edited, title="My own better title for this paper")
     gone = corpus_id(library.items[deleted])
@@ -138,7 +138,12 @@ def test_papers_left_untouched_for_three_runs_step_aside(zotero_server, papers):
     report = sync(zotero_server, papers, top_n=3)
     _, items, members = ours(zotero_server)
     assert report.result.removed == 3 and not first & {d["key"] for d in members}  # they stepped aside
-    assert len(members) == 3 and first <= {d["key"] for d in items}  # fresh papers; nothing deleted
+    assert len(members) == 3 and first <= {d["key"] for d in items}  # fresh papers; nothing deleted outright
+    assert report.result.trashed == 3 and all(library.items[key]["deleted"] == 1 for key in first)  # to the trash
     with Memory() as memory:
         assert {p.status for p in memory.papers(f"user:{ZOTERO_USER_ID}").values() if p.item_key in first} == {
-            "retired"}
+            "trashed"}
+    sync(zotero_server, papers, top_n=3)  # zotrec's own trash is no dismissal of them
+    with Memory() as memory:
+        assert {(p.fate, p.why) for p in memory.papers(f"user:{ZOTERO_USER_ID}").values() if p.item_key in first
+                } == {("untouched", "zotrec moved it to the trash")}

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import sparse
 
 from recommender.items import LibraryItem
@@ -144,22 +146,41 @@ def test_a_cluster_without_shared_terms_is_named_by_its_first_title_and_names_ar
         "Deep learning for x", "Deep learning for y")
 
 
-def test_seats_are_proportional_by_largest_remainder():
-    assert facets.seats(np.array([10, 9, 9, 8]) / 36, 20).tolist() == [6, 5, 5, 4]
-    assert facets.seats(np.array([0.9, 0.05, 0.05]), 20).tolist() == [18, 1, 1]
-    assert facets.seats(np.array([1, 1, 1]) / 3, 20).tolist() == [7, 7, 6]  # ties: the earlier
+def test_seats_are_proportional_by_sainte_lague_seat_by_seat():
+    assert facets.entitlements(np.array([10, 9, 9, 8]) / 36, 20)[-1].tolist() == [6, 5, 5, 4]
+    assert facets.entitlements(np.array([0.9, 0.05, 0.05]), 20)[-1].tolist() == [18, 1, 1]
+    assert facets.entitlements(np.array([1, 1, 1]) / 3, 20)[-1].tolist() == [7, 7, 6]  # ties: the earlier
+    # the Alabama paradox of the largest remainder: 3 interests of 6, 6, 2 items lose a seat at 11 → 12 seats?
+    # Seat by seat, no interest ever loses one.
+    rows = facets.entitlements(np.array([6, 6, 2]) / 14, 50)
+    assert (np.diff(rows, axis=0) >= 0).all() and (rows.sum(axis=1) == np.arange(1, 51)).all()
 
 
-def test_an_under_covered_interest_gets_its_share_from_strong_papers_in_score_order():
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=2, max_size=10), st.integers(1, 60))
+def test_entitlements_are_the_sainte_lague_apportionment_of_every_house_size(sizes, seats):
+    """Row s is the static Sainte-Laguë apportionment of s seats (the s largest share/(2j+1) quotients, ties:
+    the larger share, then the earlier), so the rows only grow: house-monotone for every seat count."""
+    shares = np.array(sizes, dtype=np.float64) / sum(sizes)
+    rows = facets.entitlements(shares, seats)
+    quotients = sorted(((shares[i] / (2 * j + 1), -shares[i], i) for i in range(len(sizes)) for j in range(seats)),
+                       key=lambda q: (-q[0], q[1], q[2]))
+    for s in range(1, seats + 1):
+        assert rows[s - 1].tolist() == np.bincount([q[2] for q in quotients[:s]], minlength=len(sizes)).tolist()
+    assert (np.diff(rows, axis=0) >= 0).all()
+
+
+def test_an_under_covered_interest_gets_its_seats_from_strong_papers_seat_by_seat():
     order = np.arange(100, 112)  # paper ids, best first
     interest = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0])
     nearest = np.array([0, 1, 2, 3, 0, 1, 7, 8, 9, 2, 3, 0])
     strength = np.array([.8, .7, .6, .6, .5, .5, .9, .7, .3, .5, .5, .5])
     new = facets.proportional_order(order, interest, nearest, strength, np.array([0.5, 0.5]), 4)
-    # interest 1 gets 2 of 4 seats: its strong papers 106 and 107 (≥ the window's median .65), not 108
-    assert new[:4].tolist() == [100, 101, 106, 107]
+    # the first LEAD (2) seats are the score's; then interest 1 is owed seats 4 and 6: its strong papers 106 and
+    # 107 (≥ the window's 35th percentile), not 108
+    assert facets.LEAD == 2 and new[:6].tolist() == [100, 101, 102, 106, 103, 107]
     assert sorted(new.tolist()) == order.tolist()
-    assert new[4:].tolist() == [102, 103, 104, 105, 108, 109, 110, 111]  # the rest in score order
+    assert new[6:].tolist() == [104, 105, 108, 109, 110, 111]  # the rest in score order
 
 
 def test_weak_papers_of_another_interest_leave_the_order_alone():
@@ -170,19 +191,44 @@ def test_weak_papers_of_another_interest_leave_the_order_alone():
     assert new.tolist() == order.tolist()
 
 
-def test_seats_spread_over_an_interests_items():
-    items = np.eye(4)[[0, 0, 1, 2]] + np.eye(4)[[3, 3, 3, 3]] * 0.1  # items 0 and 1 are the same topic
+def test_a_list_whose_score_order_already_covers_the_interests_keeps_it():
+    order = np.arange(8)
+    interest = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    new = facets.proportional_order(order, interest, np.arange(8), np.full(8, 0.8), np.array([0.5, 0.5]), 4)
+    assert new.tolist() == order.tolist()
+
+
+def test_seats_filled_from_below_spread_over_an_interests_items():
+    items = np.eye(5)[[0, 0, 1, 2, 4]] + np.eye(5)[[3, 3, 3, 3, 3]] * 0.1  # items 0 and 1 are the same topic
     items /= np.linalg.norm(items, axis=1, keepdims=True)
-    order = np.arange(6)
-    nearest = np.array([0, 1, 0, 2, 3, 1])
-    interest = np.zeros(6, dtype=int)
-    strength = np.full(6, 0.8)
-    shares = np.array([0.9, 0.1])  # 3 seats and 0: the other interest has no papers anyway
-    new = facets.proportional_order(order, interest, nearest, strength, shares, 3, items)
-    # the best paper per item, items far apart first: item 0 (paper 0), then items 2 and 3, not item 1
-    assert new[:3].tolist() == [0, 3, 4]
-    plain = facets.proportional_order(order, interest, nearest, strength, shares, 3)
-    assert plain[:3].tolist() == [0, 1, 3]  # without item rows: the per-item best papers by score
+    order = np.arange(11)
+    nearest = np.array([4] * 5 + [0, 1, 0, 2, 3, 1])  # papers 0-4 serve interest 1 (item 4), the rest interest 0
+    interest = np.array([1] * 5 + [0] * 6)
+    strength = np.full(11, 0.8)
+    shares = np.array([0.5, 0.5])
+    new = facets.proportional_order(order, interest, nearest, strength, shares, 4, items)
+    # interest 0's seats (3, 5, 7, …) go to its best paper per item, items far apart first: item 0 (paper 5),
+    # then items 2 and 3 (papers 8, 9), and item 1 (paper 6, item 0's topic) last
+    assert new[:7].tolist() == [0, 1, 5, 2, 8, 3, 9]
+    plain = facets.proportional_order(order, interest, nearest, strength, shares, 4)
+    assert plain[:7].tolist() == [0, 1, 5, 2, 6, 3, 8]  # without item rows: the per-item best papers by score
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_every_prefix_is_the_list_of_that_length(k, seed):
+    """The order does not depend on how many are shown, and is a permutation; an interest is never more than
+    its entitlement short while it has candidates left."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    interest = rng.integers(0, k, n)
+    nearest = rng.integers(0, 12, n)
+    strength = rng.uniform(0.2, 0.9, n)
+    shares = rng.dirichlet(np.ones(k))
+    new = facets.proportional_order(np.arange(n), interest, nearest, strength, shares, 20)
+    assert sorted(new.tolist()) == list(range(n))
+    again = facets.proportional_order(np.arange(n), interest, nearest, strength, shares, 20)
+    assert new.tolist() == again.tolist()
 
 
 def test_interest_name_is_the_nearest_items():
@@ -261,3 +307,43 @@ def test_tfidf_interests_are_the_same_on_every_run():
     rows = sparse.load_npz(Path(__file__).parent / "data" / "tfidf_library_rows.npz")
     answers = {tuple(cluster_labels(rows)) for _ in range(30)}
     assert len(answers) == 1 and max(next(iter(answers))) >= 1
+
+
+def _test_libraries() -> dict[str, list[LibraryItem]]:
+    """The example library as it is (clusters), filed into collections by its first keyword, and three
+    subsets of it (two or three of its topics; every other item)."""
+    import dataclasses
+
+    items, topics = example_topics()
+    filed = [dataclasses.replace(item, collections=(topics[item.key],)) for item in items]
+    names = sorted(set(topics.values()))
+    return {"example": items, "filed": filed, "two topics": [i for i in filed if topics[i.key] in names[:2]],
+            "three topics": [i for i in items if topics[i.key] in names[2:5]], "every other": items[::2]}
+
+
+def test_every_list_length_shows_a_prefix_of_the_longer_lists(default_recommender):
+    """-n 10 is the first 10 of -n 20 and of -n 50, on the example library and on each test library (issue 29:
+    the largest remainder's Alabama paradox put 4 papers in -n 10 that -n 20 did not hold)."""
+    default_recommender.interests = True
+    for name, items in _test_libraries().items():
+        lists = {n: [rec.paper.id for rec in default_recommender.recommend(items, top_n=n)] for n in (10, 20, 50)}
+        assert lists[10] == lists[20][:10] == lists[50][:10], name
+        assert lists[20] == lists[50][:20], name
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 80))
+def test_any_list_length_is_a_prefix_of_the_whole_ranking(default_recommender, seats):
+    default_recommender.interests = True
+    items, _ = example_topics()
+    whole = _whole_ranking(default_recommender)
+    assert [rec.paper.id for rec in default_recommender.recommend(items, top_n=seats)] == whole[:seats]
+
+
+_WHOLE: dict[int, list[str]] = {}
+
+
+def _whole_ranking(recommender) -> list[str]:
+    if id(recommender) not in _WHOLE:
+        _WHOLE[id(recommender)] = [rec.paper.id for rec in recommender.recommend(example_topics()[0], top_n=0)]
+    return _WHOLE[id(recommender)]

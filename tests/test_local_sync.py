@@ -51,10 +51,10 @@ def desktop(monkeypatch):
     server.stop()
 
 
-def sync(desktop, papers, *, top_n=20, dry_run=False, group=None, sleeps=None):
+def sync(desktop, papers, *, top_n=20, dry_run=False, group=None, sleeps=None, recommender=None):
     policy = RetryPolicy(sleep=sleeps.append if sleeps is not None else (lambda seconds: None))
     options = SourceOptions(group=group, extra={"retry_policy": policy})
-    return run_sync(SyncRequest(Recommender(papers), options, NAME, top_n=top_n, dry_run=dry_run,
+    return run_sync(SyncRequest(recommender or Recommender(papers), options, NAME, top_n=top_n, dry_run=dry_run,
                                 transport=local_transport(desktop.url)))
 
 

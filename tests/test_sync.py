@@ -238,7 +238,7 @@ def test_killed_after_the_first_batch_then_run_again(zotero_server, corpus_file,
     _, items, members = ours(zotero_server)
     assert len(items) == 40 and len(members) == 40
     assert len({i["extra"].split()[1] for i in items}) == 40  # zero duplicates
-    assert json.loads(rerun.stdout)["counts"] == {"add": 15, "link": 0, "keep": 25, "remove": 0, "skip": 0}
+    assert json.loads(rerun.stdout)["counts"] == {"add": 15, "link": 0, "keep": 25, "remove": 0, "trash": 0, "skip": 0}
 
 
 def test_the_api_key_never_shows(zotero_server, corpus_file):

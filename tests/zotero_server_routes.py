@@ -207,9 +207,15 @@ def _update_one(h: _Handler, existing: dict, obj: dict, new_version: int) -> dic
         return 412, (f"Object has been modified since specified version "
                      f"(expected {obj['version']}, found {existing['version']})")
     changes = {k: v for k, v in obj.items() if k not in ("key", "version")}
+    if "deleted" in changes:  # the dataserver: a boolean or 0/1; the item JSON says `deleted: 1` only when trashed
+        if not isinstance(changes["deleted"], bool) and changes["deleted"] not in (0, 1):
+            return 400, "'deleted' must be a boolean"
+        changes["deleted"] = 1 if changes["deleted"] else None
     if all(existing.get(k) == v for k, v in changes.items()):
         return {"key": existing["key"], "_unchanged": True}
     existing.update(changes, version=new_version, dateModified=_now())
+    if existing.get("deleted") is None:
+        existing.pop("deleted", None)
     return existing
 
 

@@ -2,8 +2,9 @@
 (length, steering) → the ranked recommendations with their reasons and match.
 
 The order of the steps is fixed here and nowhere else: the Recommender's scores (content, fused signals,
-authors, steering, interests for `top_n` seats), then what the user did with earlier recommendations
-(recommender/scoring/feedback.py), then the length, then the 0–100 match (recommender/scoring/match.py).
+authors, steering, interests seat by seat), then what the user did with earlier recommendations
+(recommender/scoring/feedback.py), then the papers already shown in zotrec's collection kept unless beaten
+clearly (recommender/scoring/stability.py), then the length, then the 0–100 match (recommender/scoring/match.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import Feedback, apply_feedback
 from recommender.scoring.match import with_match
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
+from recommender.scoring.stability import stable_recommendations
 from recommender.scoring.steering import Steering
 
 
@@ -37,7 +39,7 @@ class Library:
 
 @dataclass(frozen=True)
 class RankOptions:
-    """top_n: the list's length (0: every paper), also the interest seats' window; every_paper: return the
+    """top_n: the list's length (0: every paper); every_paper: return the
     whole ranked corpus after the first top_n (sync's plan refills from below); steering: --prefer/--avoid/
     --recent-half-life."""
 
@@ -54,13 +56,15 @@ def rank(recommender: Recommender, library: Library, options: RankOptions = Rank
     owned = [item for item in library.items if item.key not in library.shared] if library.shared else library.items
     profile = library.profile if library.profile is not None else library.items
     whole = bool(feedback) or options.every_paper
-    recs = recommender.recommend(owned, top_n=0 if whole else options.top_n, seats=options.top_n,
-                                 profile=profile, steering=options.steering, caches=caches)
+    recs = recommender.recommend(owned, top_n=0 if whole else options.top_n, profile=profile,
+                                 steering=options.steering, caches=caches)
     if feedback:
         texts = [item.text for item in profile if item.text.strip()]
         rows = recommender.representation.transform(texts) if texts else None
         recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
                               profile_rows=rows)
+        if feedback.shown:  # zotrec's collection: its papers stay unless beaten clearly, as sync keeps them
+            recs = stable_recommendations(recs, feedback.shown, options.top_n)
     if options.top_n and not options.every_paper:
         recs = recs[: options.top_n]
     return with_match(recs, recommender.representation.name)

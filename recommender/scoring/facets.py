@@ -2,15 +2,17 @@
 proportion to its size, filled only by papers that are strong matches, so a list never fills up with
 one interest while another has good papers waiting, and a corpus from one area keeps its order.
 
-Rule (proportional quotas, with an MMR-like spread inside each interest; docs/evaluation.md,
-"Interests"). A paper serves the interest of its nearest library item. The `window` seats (the top N)
-are apportioned to the interests by largest remainder of their sizes. A paper may take a seat when it
-is already in the window by score, or when it is *strong*: within the POOL_FACTOR·window best scores
-and at least as close to its nearest item as the window's 35th-percentile paper is (STRONG_QUANTILE). Each
-interest's seats go first to its best paper per library item, the items taken farthest-first from the
-interest's best paper (so the seats span the interest rather than one corner of it), then to its other
-papers by score. Seats an interest cannot fill go to the best remaining papers by score. The chosen
-papers keep their score order; everything after the window is in score order too.
+Rule (docs/evaluation.md, "Interests"). A paper serves the interest of its nearest library item. The list
+is built seat by seat, and nothing in it depends on how long the shown list is, so the first k papers of
+`-n N` are the same for every N ≥ k (prefix-stable). After s seats each interest is owed its Sainte-Laguë
+share of s − LEAD (`entitlements`: the divisor method assigned seat by seat, house-monotone, unlike the largest
+remainder whose Alabama paradox reshuffled `-n 10` against `-n 20`; the lead keeps the best papers first). Seat s goes to the best remaining paper
+by score when its interest is owed a seat or no interest that still has candidates is; otherwise to the
+owed interest's next candidate. An interest's candidates are its *strong* papers: within the POOL_FACTOR·WINDOW
+best scores and in the top WINDOW by score or at least as close to their nearest item as the top WINDOW's
+STRONG_QUANTILE paper (measured on the default list's top 20 whatever N is shown); its best paper per library
+item comes first, the items taken farthest-first from the interest's best paper (so the seats span the
+interest), then its other papers by score. Past the seats every interest can fill, the list is in score order.
 """
 
 from __future__ import annotations
@@ -23,59 +25,90 @@ from recommender.items import LibraryItem
 from recommender.scoring.aggregation import reasons_for
 from recommender.scoring.interests import Interests, library_interests
 
-POOL_FACTOR = 10  # a paper further down than 10× the list's length is never promoted into it
-STRONG_QUANTILE = 0.35  # promoted papers are as close to their interest as the list's 35th-percentile paper
+WINDOW = 20  # the list the strong bar is measured on: the default list, whatever -n is
+POOL_FACTOR = 10  # a paper further down than 10× that window is never promoted
+LEAD = 2  # the first seats are the score's: without it, fine nDCG@10 lost 0.02-0.03 (docs/evaluation.md)
+STRONG_QUANTILE = 0.35  # promoted papers are as close to their interest as the window's 35th-percentile paper
 
 
-def seats(shares: np.ndarray, window: int) -> np.ndarray:
-    """Largest-remainder apportionment of `window` seats to `shares` (ties: the larger share, then the earlier)."""
+def entitlements(shares: np.ndarray, seats: int) -> np.ndarray:
+    """(seats, interests): row s−1 holds each interest's seats after s seats, by Sainte-Laguë assigned seat
+    by seat (the next seat to the largest share / (2·given + 1); ties: the larger share, then the earlier), so
+    no interest ever loses a seat when the list grows."""
     shares = np.asarray(shares, dtype=np.float64)
-    quotas = window * shares / shares.sum()
-    given = np.floor(quotas).astype(np.int64)
-    left = window - int(given.sum())
-    order = np.lexsort((np.arange(len(shares)), -shares, -(quotas - given)))
-    given[order[:left]] += 1
-    return given
+    given = np.zeros(len(shares), dtype=np.int64)
+    rows = np.zeros((seats, len(shares)), dtype=np.int64)
+    tie = np.lexsort((np.arange(len(shares)), -shares))  # the larger share, then the earlier
+    for seat in range(seats):
+        priority = shares[tie] / (2 * given[tie] + 1)
+        given[tie[int(np.argmax(priority))]] += 1  # argmax takes the first of equal priorities
+        rows[seat] = given
+    return rows
 
 
 def proportional_order(order: np.ndarray, interest: np.ndarray, nearest: np.ndarray, strength: np.ndarray,
-                       shares: np.ndarray, window: int, item_rows=None, *,
+                       shares: np.ndarray, window: int = WINDOW, item_rows=None, *,
                        quantile: float = STRONG_QUANTILE) -> np.ndarray:
-    """`order` (papers best first) re-ranked so its first `window` places cover the interests by `shares`.
+    """`order` (papers best first) re-ranked seat by seat so that every prefix covers the interests by `shares`.
 
     `nearest`, `interest` and `strength` (each paper's nearest library item, that item's interest and the
     similarity) are given for the first len(nearest) papers of `order`: the pool a paper may be promoted
-    from. `item_rows` (the library items' unit rows) spread an interest's seats over its items; None
-    takes the per-item best papers by score.
+    from. `window` is the list the strong bar is measured on (not the list shown: any prefix of the result is
+    the list of that length). `item_rows` (the library items' unit rows) spread an interest's seats over its
+    items; None takes the per-item best papers by score.
     """
     order = np.asarray(order)
-    window = min(window, len(order))
-    if window == 0 or len(shares) < 2:
-        return order
     pool = len(nearest)
-    threshold = np.quantile(strength[:window], quantile)
-    eligible = (np.arange(pool) < window) | (strength >= threshold)
-    chosen = np.zeros(pool, dtype=bool)
-    for label, wanted in enumerate(seats(shares, window)):
-        candidates = np.flatnonzero(eligible & (interest == label))
-        heads = np.zeros(len(candidates), dtype=bool)  # the best paper of each item
-        heads[np.unique(nearest[candidates], return_index=True)[1]] = True
-        first = candidates[heads]
-        if item_rows is not None and len(first) > wanted:
-            first = first[spread(item_rows, nearest[first], wanted)]
-        chosen[np.concatenate([first, np.setdiff1d(candidates, first)])[:wanted]] = True
-    free = window - int(chosen.sum())
-    if free:
-        chosen[np.flatnonzero(~chosen)[:free]] = True
-    places = np.flatnonzero(chosen)
-    rest = np.concatenate([np.flatnonzero(~chosen), np.arange(pool, len(order))])
-    return np.concatenate([order[places], order[rest]])
+    if pool == 0 or len(shares) < 2:
+        return order
+    window = min(window, pool)
+    eligible = strength >= np.quantile(strength[:window], quantile)  # strong: the only papers ever moved up
+    queues = [_queue(np.flatnonzero(eligible & (interest == label)), nearest, item_rows)
+              for label in range(len(shares))]
+    owed_by = np.vstack([np.zeros((LEAD, len(shares)), dtype=np.int64), entitlements(shares, pool)])[:pool]
+    taken = np.zeros(pool, dtype=bool)
+    heads = [0] * len(shares)  # each queue's first untaken place
+    counts = np.zeros(len(shares), dtype=np.int64)
+    shown: list[int] = []
+    best = 0  # the first untaken place by score
+    for seat in range(pool):
+        for label, queue in enumerate(queues):
+            while heads[label] < len(queue) and taken[queue[heads[label]]]:
+                heads[label] += 1
+        while taken[best]:
+            best += 1
+        waiting = [label for label, queue in enumerate(queues)
+                   if heads[label] < len(queue) and counts[label] < owed_by[seat, label]]
+        if not waiting and all(heads[label] >= len(queue) for label, queue in enumerate(queues)):
+            break  # no interest has candidates left: the rest is in score order
+        if waiting and not (eligible[best] and interest[best] in waiting):
+            place = min(queues[label][heads[label]] for label in waiting)  # the best-placed owed candidate
+        else:
+            place = best
+        taken[place] = True
+        counts[interest[place]] += 1
+        shown.append(place)
+    rest = np.concatenate([np.flatnonzero(~taken), np.arange(pool, len(order))]).astype(np.int64)
+    return order[np.concatenate([np.asarray(shown, dtype=np.int64), rest])]
 
 
-def spread(item_rows, items: np.ndarray, wanted: int) -> np.ndarray:
-    """Positions of `wanted` of `items` picked farthest-first (greedy k-center on cosine), from the first."""
+def _queue(candidates: np.ndarray, nearest: np.ndarray, item_rows) -> np.ndarray:
+    """An interest's candidates in the order its seats take them: its best paper per library item (items
+    farthest-first when `item_rows` are given, else by score), then the others by score."""
+    heads = np.zeros(len(candidates), dtype=bool)
+    heads[np.unique(nearest[candidates], return_index=True)[1]] = True
+    first = candidates[heads]
+    if item_rows is not None and len(first) > 1:
+        first = first[spread(item_rows, nearest[first])]
+    return np.concatenate([first, candidates[~heads]]).astype(np.int64)
+
+
+def spread(item_rows, items: np.ndarray, wanted: int | None = None) -> np.ndarray:
+    """Positions in `items` farthest-first (greedy k-center on cosine) from the first, in the order picked;
+    the first `wanted` of them (None: all). A prefix of the answer is the answer for fewer."""
     from recommender.features.base import cosine
 
+    wanted = len(items) if wanted is None else min(wanted, len(items))
     similarity = cosine(item_rows[items], item_rows[items])
     picked = [0]
     closest = similarity[0].copy()
@@ -85,12 +118,13 @@ def spread(item_rows, items: np.ndarray, wanted: int) -> np.ndarray:
         picked.append(nearest_free)
         closest = np.maximum(closest, similarity[nearest_free])
         closest[picked] = np.inf
-    return np.sort(np.asarray(picked))
+    return np.asarray(picked, dtype=np.int64)
 
 
 def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.ndarray,
-                   window: int) -> tuple[np.ndarray, Interests]:
-    """The profile's interests and `order` re-ranked by them (proportional_order) for a list of `window`."""
+                   window: int = WINDOW) -> tuple[np.ndarray, Interests]:
+    """The profile's interests and `order` re-ranked by them (proportional_order; `window` is the strong bar's
+    list, never the shown list's length, so every -n shows a prefix of the same order)."""
     interests = library_interests([item.collections for item in profile], [item.title for item in profile], rows)
     if len(interests.names) < 2:
         return order, interests

@@ -11,6 +11,8 @@ untouched for several runs, and how many members of a group saved each paper. He
   and DENSE_LINEAR_WEIGHT on dense rows (where the score is already the fused one, which holds its own linear
   model: a large weight there lost recall in the dense simulation);
 - a paper saved by other members of the group gains `group_boost × σ × log(1 + members)`;
+- papers are re-ordered by the new scores inside each interest (`within_interests`): each place of the list
+  keeps the interest facets.py seated there;
 - the reasons say which feedback moved a paper.
 """
 
@@ -48,6 +50,7 @@ class Feedback:
     group_counts: Mapping[str, int] = field(default_factory=dict)  # corpus id → other members who saved it
     group_name: str = ""
     titles: Mapping[str, str] = field(default_factory=dict)  # corpus id → title, for the reasons
+    shown: frozenset[str] = frozenset()  # corpus ids in zotrec's collection now, untouched: a stable list keeps them
 
     def __bool__(self) -> bool:
         return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts)
@@ -171,7 +174,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
     spread = float(np.std(adjusted)) or 1.0
     members = np.array([int(feedback.group_counts.get(rec.paper.id, 0)) for rec in recs])
     adjusted = adjusted + group_boost * spread * np.log1p(members)
-    order = np.lexsort((np.arange(len(recs)), -adjusted))
+    order = within_interests([rec.interest for rec in recs], adjusted)
     if top_n:
         order = order[:top_n]
     result = []
@@ -185,6 +188,21 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
             notes.append(group_note(int(members[index]), feedback.group_name))
         result.append(replace(rec, score=float(adjusted[index]), feedback=tuple(notes)))
     return _renumber(result)
+
+
+def within_interests(interests: Sequence[str], scores: np.ndarray) -> np.ndarray:
+    """Positions ordered by `scores` inside each interest, every place keeping the interest it had: the seats
+    facets.py gave each interest stay its own, so feedback moves papers, never the list's coverage (one trash
+    once re-sorted the whole list and a library's smaller interests fell out of it). One interest: by score."""
+    scores = np.asarray(scores, dtype=np.float64)
+    by_score = np.lexsort((np.arange(len(scores)), -scores))
+    if len(set(interests)) < 2:
+        return by_score
+    queues: dict[str, list[int]] = {}
+    for position in by_score:
+        queues.setdefault(interests[position], []).append(int(position))
+    taken = {name: iter(queue) for name, queue in queues.items()}
+    return np.array([next(taken[name]) for name in interests], dtype=np.int64)
 
 
 def _cosine(corpus_rows, rows: list[int], columns: list[int]) -> np.ndarray:

@@ -122,7 +122,6 @@ class Recommender:
         top_n: int = DEFAULT_TOP_N,
         profile: Sequence[LibraryItem] | None = None,
         steering: Steering | None = None,
-        seats: int | None = None,
         caches: ScoringCaches = NO_CACHES,
     ) -> list[Recommendation]:
         """Rank the corpus for one user.
@@ -130,9 +129,8 @@ class Recommender:
         `profile` (default: the whole library) builds the scores, e.g. one collection;
         papers anywhere in `library` are never recommended. `top_n=0` keeps every paper.
         `steering`: prefer / avoid texts and the recency half-life (steering.py); applied after the
-        kept library state, so a kept value never holds it. `seats`: the length of the list the interests
-        share out (default `top_n`, or DEFAULT_TOP_N for every paper), so a whole ranking can be ordered as
-        a list of `seats` would be (recommender/pipeline/rank.py). `caches`: what this call may reuse.
+        kept library state, so a kept value never holds it. The interests' order does not depend on `top_n`
+        (facets.py: every -n shows a prefix of one order). `caches`: what this call may reuse.
         """
         profile_items = [item for item in (library if profile is None else profile) if item.text.strip()]
         if not profile_items:
@@ -165,9 +163,8 @@ class Recommender:
         order = order[~owned[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
-        window = seats or top_n or DEFAULT_TOP_N
-        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, window)
-                            if cover else (order, None))
+        # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
+        order, interests = interest_order(profile_items, rows, self.corpus_rows, order) if cover else (order, None)
         if top_n:
             order = order[:top_n]
         with scoring_threads():

@@ -12,7 +12,8 @@ nothing is ever written to read a fate. In this order, the first rule that holds
 4. **untouched**: none of the above; after `STALE_AFTER_RUNS` runs untouched it steps aside for fresh papers.
 
 An item the source cannot see (not yet synced to this computer, a page that came back short) keeps its last
-known fate.
+known fate, and so does one zotrec itself moved to the trash when it left the collection untouched (in the trash,
+or emptied from it).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+from zotero_bridge.feedback.memory import IN_COLLECTION, TRASHED, Remembered
 from zotero_bridge.zotero_api.ours import ZOTREC_TAG, is_our_note
 
 KEPT, DISMISSED, UNTOUCHED = "kept", "dismissed", "untouched"
+ZOTREC_TRASHED = "zotrec moved it to the trash"
 STALE_AFTER_RUNS = 3
 FINGERPRINT_FIELDS = ("title", "abstractNote", "DOI", "url")
 CHILD_TYPES = ("note", "attachment", "annotation")
@@ -68,6 +70,12 @@ def user_children(children: Sequence[Mapping]) -> list[Mapping]:
 def fate_of(paper: Remembered, view: LibraryView, collection_name: str = "") -> Remembered:
     """`paper` with its fate as `view` shows it now (status, fate, why, untouched runs, child seen)."""
     data = view.items.get(paper.item_key)
+    if paper.status == TRASHED and data is None:
+        return paper  # the user emptied the trash zotrec put it in: no judgement of the paper
+    if paper.status == TRASHED and data.get("deleted"):  # zotrec's own doing, unless the user kept it there
+        children = user_children(view.children.get(paper.item_key, ()))
+        kept = _kept_because(paper, data, view, children, paper.child_seen or bool(children))
+        return replace(paper, fate=KEPT, why=kept, untouched_runs=0) if kept else replace(paper, why=ZOTREC_TRASHED)
     if data is None:
         if paper.item_key in view.deleted:
             return replace(paper, fate=DISMISSED, why="you deleted it")

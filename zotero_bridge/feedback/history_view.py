@@ -34,7 +34,9 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
                 f" ({plural(paper.untouched_runs, 'run')})" if paper.untouched_runs else "")
             lines.append(f"  {paper.fate:<10} {paper.title}{why}")
         for run_id, _, at, collection, count in memory.runs(name)[:runs]:
-            lines.append(f"  run {run_id} · {at} · \"{collection}\" · {plural(count, 'paper')}")
+            trashed = sum(shown.action == "trash" for shown in memory.shown(run_id))
+            lines.append(f"  run {run_id} · {at} · \"{collection}\" · {plural(count, 'paper')}"
+                         + (f" · {trashed} to the trash" if trashed else ""))
             steered = steering_line(memory.steering(run_id))
             if steered:
                 lines.append(f"      {steered}")

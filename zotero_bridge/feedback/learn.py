@@ -32,10 +32,11 @@ def feedback_for(fates: Mapping[str, Remembered], group_counts: Mapping[str, int
     dismissed = {cid: how_dismissed(p.why) for cid, p in fates.items() if p.fate == DISMISSED}
     stale = {cid for cid, p in fates.items()
              if p.fate == UNTOUCHED and p.status == IN_COLLECTION and p.untouched_runs >= STALE_AFTER_RUNS}
+    shown = {cid for cid, p in fates.items() if p.fate == UNTOUCHED and p.status == IN_COLLECTION} - stale
     return Feedback(kept=frozenset(kept), dismissed=dismissed, stale=frozenset(stale),
                     kept_items=frozenset(p.item_key for p in kept.values()),
                     group_counts=dict(group_counts or {}), group_name=group_name,
-                    titles={cid: p.title for cid, p in fates.items()})
+                    titles={cid: p.title for cid, p in fates.items()}, shown=frozenset(shown))
 
 
 def summary(fates: Mapping[str, Remembered]) -> dict[str, int]:
@@ -53,13 +54,14 @@ def after_run(fates: Mapping[str, Remembered], entries, created: Mapping[str, st
     from dataclasses import replace
 
     from zotero_bridge.feedback.fates import fingerprint
-    from zotero_bridge.feedback.memory import RETIRED
+    from zotero_bridge.feedback.memory import RETIRED, TRASHED
 
     made = [Remembered(cid, entry.title, key, collection_key, fingerprint(items.get(key, {})))
             for entry in entries if entry.action == "add" and (key := created.get(entry.corpus_id))
             for cid in [entry.corpus_id]]
-    status = {e.corpus_id: (IN_COLLECTION if e.action in ("keep", "link") else RETIRED)
-              for e in entries if e.action in ("keep", "link", "remove") and e.corpus_id in fates}
+    status = {e.corpus_id: (IN_COLLECTION if e.action in ("keep", "link") else TRASHED if e.action == "trash"
+                            else RETIRED)
+              for e in entries if e.action in ("keep", "link", "remove", "trash") and e.corpus_id in fates}
     updated = []
     for corpus_id, paper in fates.items():
         paper = replace(paper, status=status.get(corpus_id, paper.status))

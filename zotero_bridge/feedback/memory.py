@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
 """
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
+TRASHED = "trashed"  # zotrec took it out and moved it to Zotero's trash (created by zotrec, never touched)
 
 
 @dataclass(frozen=True)

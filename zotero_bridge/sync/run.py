@@ -25,7 +25,14 @@ from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sources.web import library_read, open_session
 from zotero_bridge.zotero_api.client import WriteConflict
 from zotero_bridge.zotero_api.snapshot import sync_snapshot
-from zotero_bridge.zotero_api.writeback import NOT_IN_CORPUS, ApplyResult, Plan, is_ours, make_plan
+from zotero_bridge.zotero_api.writeback import (
+    NOT_IN_CORPUS,
+    ApplyResult,
+    Plan,
+    collection_members,
+    is_ours,
+    make_plan,
+)
 from zotero_bridge.zotero_api.writer import Writer, settle_pending
 
 log = logging.getLogger(__name__)
@@ -101,9 +108,10 @@ class SyncReport:
             "library": self.library, "collection": self.plan.collection_name,
             "collection_key": result.collection_key or self.plan.collection_key, "dry_run": self.dry_run,
             "library_version": self.plan.library_version, "plan": entries,
-            "counts": {action: len(self.plan.of(action)) for action in ("add", "link", "keep", "remove", "skip")},
+            "counts": {action: len(self.plan.of(action)) for action in ACTIONS},
             "written": None if self.result is None else {"created": result.created, "linked": result.linked,
-                                                          "removed": result.removed, "failed": result.failed},
+                                                          "removed": result.removed, "trashed": result.trashed,
+                                                          "failed": result.failed},
             "rounds": self.rounds, "requests": self.stats,
         }
 
@@ -188,7 +196,7 @@ def _group_signal(session, memory, library, snapshot, corpus):
 
 def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
     """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
-    from zotero_bridge.feedback.fates import DISMISSED
+    from zotero_bridge.feedback.fates import DISMISSED, UNTOUCHED
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
 
@@ -209,8 +217,11 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
                 RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)
     recs, corpus = daily_plan_inputs(recs, recommender.corpus, remembered,  # a daily corpus rolls (no-op else)
                                      request.transport.identity(session.credentials))
+    recs = _stable(recs, collection_members(snapshot, recs, request.collection_name), request.top_n)
+    untouched = {paper.item_key for paper in fates.values() if paper.fate == UNTOUCHED}
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
-                     corpus=corpus)  # zotrec's items whose paper this corpus lacks stay
+                     corpus=corpus,  # zotrec's items whose paper this corpus lacks stay
+                     untouched=untouched)  # leaving, these go to the trash
     planned = {entry.corpus_id for entry in plan.entries}
     recs = [rec for rec in recs if rec.paper.id in planned]
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
@@ -227,6 +238,28 @@ def _taken_out_by_us(cache, snapshot, remembered):
     return {cid: replace(paper, status=RETIRED) if paper.status == IN_COLLECTION and paper.item_key in leaving
             and leaving[paper.item_key] not in (snapshot.items.get(paper.item_key, {}).get("collections") or [])
             else paper for cid, paper in remembered.items()}
+
+
+def _stable(recs: list[Recommendation], members: set[str], top_n: int) -> list[Recommendation]:
+    """The ranking with the collection's members kept unless beaten clearly (scoring/stability.py): the papers
+    to write first, in ranked order, with the untitled ones ranked among them (make_plan counts and skips
+    those), then the rest in ranked order."""
+    from recommender.scoring.stability import stable_order
+
+    if not members or not top_n:
+        return recs
+    writable = [rec for rec in recs if _writable(rec)]
+    order = stable_order([rec.paper.id for rec in writable], [rec.score for rec in writable], members, top_n)
+    chosen = {writable[index].paper.id for index in order[:top_n]}
+    position = {rec.paper.id: place for place, rec in enumerate(recs)}
+    last = max((position[paper] for paper in chosen), default=-1)
+    head = [rec for rec in recs if rec.paper.id in chosen or (not _writable(rec) and position[rec.paper.id] < last)]
+    taken = {rec.paper.id for rec in head}
+    return head + [rec for rec in recs if rec.paper.id not in taken]
+
+
+def _writable(rec: Recommendation) -> bool:
+    return not rec.paper.title_derived and bool(rec.paper.title.strip())
 
 
 def _adopt(cache, snapshot, remembered):
@@ -252,12 +285,14 @@ def _remember(memory, library, report, fates, snapshot, *, moved: bool, adopted=
     made, updated = after_run(fates, plan.entries, created, snapshot.items, collection_key, moved)
     made += [fates[corpus_id] for corpus_id in adopted if corpus_id in fates]
     shown = [ShownPaper(e.corpus_id, e.title, e.rank, e.score, e.item_key or created.get(e.corpus_id, ""), e.action)
-             for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove")]
+             for e in plan.entries if e.corpus_id and e.action in ("add", "link", "keep", "remove", "trash")]
     memory.record_run(library, plan.collection_name, collection_key, snapshot.version, shown, made, updated,
                       steering.as_dict() if steering is not None and steering.active else None)
 
 
-_ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove", "skip": "skip"}
+ACTIONS = ("add", "link", "keep", "remove", "trash", "skip")
+_ACTION_LABELS = {"add": "add", "link": "add (existing)", "keep": "keep", "remove": "remove",
+                  "trash": "to the trash", "skip": "skip"}
 
 
 def not_in_corpus(plan: Plan) -> int:
@@ -292,17 +327,18 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
         rank = f"#{entry.rank}" if entry.rank else ""
         score = f"{entry.score:.3f}" if entry.score is not None else ""
         note = f"  [{entry.note}]" if entry.note else ""
-        lines.append(f"  {_ACTION_LABELS[entry.action]:<11} {rank:>4} {score:>6}  {entry.title}{note}")
+        lines.append(f"  {_ACTION_LABELS[entry.action]:<12} {rank:>4} {score:>6}  {entry.title}{note}")
         rec = by_id.get(entry.corpus_id) if entry.action in ("add", "link", "keep") and entry.rank else None
         if rec is not None:
-            lines.extend(f"{'':25}{why}" for why in why_lines(rec))
+            lines.extend(f"{'':26}{why}" for why in why_lines(rec))
     absent = not_in_corpus(report.plan)
-    counts = ", ".join(f"{len(report.plan.of(a))} {a}" + (f" ({absent} {NOT_IN_CORPUS})" if a == "keep" and absent
-                                                          else "") for a in ("add", "link", "keep", "remove", "skip"))
+    counts = ", ".join(f"{len(report.plan.of(a))} {'to the trash' if a == 'trash' else a}"
+                       + (f" ({absent} {NOT_IN_CORPUS})" if a == "keep" and absent else "") for a in ACTIONS)
     lines.append(f"Plan: {counts}.")
     if report.result is not None:
         result = report.result
         lines.append(f"Written: {result.created} created, {result.linked} added, {result.removed} removed"
+                     + (f" ({result.trashed} to the trash)" if result.trashed else "")
                      + (f", {len(result.failed)} failed: " + "; ".join(result.failed) if result.failed else "."))
     stats = report.stats
     lines.append(f"Requests: {stats.get('requests', 0)} ({stats.get('read_requests', 0)} read, "

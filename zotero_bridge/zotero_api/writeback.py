@@ -3,9 +3,11 @@
 Rules: the collection is found by name or created once; new papers become `conferencePaper` items tagged
 `zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
 already in the library is reused, not created again; papers that fell out of the top N leave the collection
-(never deleted) unless the user changed them since zotrec wrote them; a paper this run's corpus does not hold
-(another corpus, a partial fetch) stays, since it did not fall out of anything. Plans only ever touch our collection's
-membership and the items zotrec created. Applying a plan is the writer's job (writer.py for the Web API).
+unless the user changed them since zotrec wrote them; one zotrec created and the user never touched goes to
+Zotero's trash (`deleted: 1`, recoverable there; never deleted outright), any other stays in the library; a
+paper this run's corpus does not hold (another corpus, a partial fetch) stays, since it did not fall out of
+anything; one zotrec itself put in the trash comes back from it when it returns to the top N. Plans only ever
+touch our collection's membership and the items zotrec created. Applying a plan is the writer's job (writer.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from zotero_bridge.zotero_api.snapshot import Snapshot
 
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 NOT_IN_CORPUS = "not in this corpus"
+TO_THE_TRASH = "out of the top N; to Zotero's trash (you never touched it)"
+FROM_THE_TRASH = "back from the trash (zotrec put it there)"
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
 _OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(?:.*&)?id=([\w-]+)",
                          re.MULTILINE | re.IGNORECASE)
@@ -35,7 +39,7 @@ _OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(
 class PlanEntry:
     """One line of the plan: what happens to one paper or collection member, and why."""
 
-    action: str  # add | link | keep | remove | skip
+    action: str  # add | link | keep | remove | trash (remove, and to Zotero's trash) | skip
     title: str
     corpus_id: str = ""
     item_key: str = ""
@@ -56,7 +60,7 @@ class Plan:
 
     @property
     def needs_writes(self) -> bool:
-        return bool(self.of("add", "link", "remove"))
+        return bool(self.of("add", "link", "remove", "trash"))
 
 
 @dataclass
@@ -64,6 +68,7 @@ class ApplyResult:
     created: int = 0
     linked: int = 0
     removed: int = 0
+    trashed: int = 0  # of the removed, those moved to Zotero's trash
     failed: list[str] = field(default_factory=list)
     collection_key: str | None = None
     created_keys: dict[str, str] = field(default_factory=dict)  # corpus id → the item key Zotero stored
@@ -71,13 +76,16 @@ class ApplyResult:
 
 def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCache, collection_name: str,
               top_n: int | None = None, known_collections: Sequence[str] = (),
-              kept: Collection[str] = (), corpus: Sequence[Paper] | None = None) -> Plan:
+              kept: Collection[str] = (), corpus: Sequence[Paper] | None = None,
+              untouched: Collection[str] = ()) -> Plan:
     """Fill `top_n` places (default: one per recommendation) from the ranking, best first; nothing is sent.
 
     A paper without a real title (a seed abstract) is never written; a paper the user trashed, or took out
     of the collection after zotrec put it there, is skipped and the next one takes its place (a refill).
     Items in `kept` (keys of recommendations the user adopted) stay where the user left them, and so do
-    zotrec's items whose paper is not in `corpus` (this run's papers; None: all are).
+    zotrec's items whose paper is not in `corpus` (this run's papers; None: all are). A leaving item in
+    `untouched` (keys of papers zotrec created whose fate is untouched) that is as zotrec last wrote it goes
+    to the trash; a paper zotrec put in the trash and the ranking brings back is taken out of it.
     """
     collection_key = find_collection(snapshot.collections, collection_name, known_collections)
     plan = Plan(collection_name, collection_key, snapshot.version)
@@ -102,7 +110,10 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
         key = data["key"]
         wanted.add(key)
         record = records.get(key)
-        if data.get("deleted"):
+        if data.get("deleted") and _trashed_by_zotrec(record, data):
+            plan.entries.append(PlanEntry("link", **common, item_key=key, note=FROM_THE_TRASH))
+            places -= 1
+        elif data.get("deleted"):
             plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you moved it to the trash"))
         elif collection_key and collection_key in (data.get("collections") or []):
             plan.entries.append(PlanEntry("keep", **common, item_key=key))
@@ -119,12 +130,29 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
                                            "Zotero; use a titled corpus (zotrec corpus fetch icml2025)"))
     if collection_key:
         names = None if corpus is None else {name for paper in corpus for name in paper_names(paper)}
-        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept), names))
+        plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept), names, set(untouched)))
     return plan
 
 
+def _trashed_by_zotrec(record: WrittenRecord | None, data: Mapping) -> bool:
+    """In the trash because zotrec put it there: created by zotrec, unchanged since its last write (the trash)."""
+    return record is not None and record.created and record.version == data.get("version")
+
+
+def collection_members(snapshot: Snapshot, recs: Sequence[Recommendation], collection_name: str,
+                       known_collections: Sequence[str] = ()) -> set[str]:
+    """Corpus ids of the ranked papers that are in the collection now (live items), matched as the plan
+    matches them: the incumbents a stable list keeps (recommender/scoring/stability.py)."""
+    collection_key = find_collection(snapshot.collections, collection_name, known_collections)
+    if not collection_key:
+        return set()
+    index = _ItemIndex(snapshot.items)
+    return {rec.paper.id for rec in recs if (data := index.match(rec)) is not None and not data.get("deleted")
+            and collection_key in (data.get("collections") or [])}
+
+
 def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str], records: Mapping[str, WrittenRecord],
-              kept: set[str], corpus_names: set[str] | None) -> list[PlanEntry]:
+              kept: set[str], corpus_names: set[str] | None, untouched: set[str] = frozenset()) -> list[PlanEntry]:
     entries = []
     for key, data in snapshot.items.items():
         if key in wanted or data.get("deleted") or collection_key not in (data.get("collections") or []):
@@ -140,6 +168,8 @@ def _removals(snapshot: Snapshot, collection_key: str, wanted: set[str], records
             entries.append(PlanEntry("keep", title, record.corpus_id, key, note="out of the top N; you changed it"))
         elif corpus_names is not None and corpus_names.isdisjoint([f"id:{record.corpus_id}", *_ItemIndex.names(data)]):
             entries.append(PlanEntry("keep", title, record.corpus_id, key, note=NOT_IN_CORPUS))
+        elif record.created and key in untouched and is_ours(data):
+            entries.append(PlanEntry("trash", title, record.corpus_id, key, note=TO_THE_TRASH))
         else:
             entries.append(PlanEntry("remove", title, record.corpus_id, key, note="out of the top N"))
     return entries

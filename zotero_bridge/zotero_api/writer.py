@@ -1,4 +1,6 @@
 """Apply a write-back plan through the Web API: posts of at most 50 objects, parent then note, safely.
+A paper the plan sends to the trash gets `deleted: 1` in the same membership update (Zotero's trash,
+recoverable; the Web API and the desktop both take 0/1 there); nothing is ever sent as a DELETE.
 
 Every write carries the library version it was planned on (a user's concurrent edit → 412 → WriteConflict:
 the caller re-reads and re-plans) and a fresh Zotero-Write-Token (a retried batch is never applied twice);
@@ -66,11 +68,16 @@ class Writer:
 
     def _membership(self, plan: Plan, collection: str) -> None:
         updates, records = [], []
-        for entry in plan.of("link", "remove"):
+        for entry in plan.of("link", "remove", "trash"):
             data = self.snapshot.items[entry.item_key]
             current = [c for c in data.get("collections") or [] if c != collection]
             wanted = current + [collection] if entry.action == "link" else current
-            updates.append({"key": entry.item_key, "version": data["version"], "collections": wanted})
+            update = {"key": entry.item_key, "version": data["version"], "collections": wanted}
+            if entry.action == "trash":
+                update["deleted"] = 1  # Zotero's trash: the user can restore it; never a DELETE
+            elif data.get("deleted"):
+                update["deleted"] = 0  # zotrec's own trashed paper, back in the top N (make_plan's rule)
+            updates.append(update)
             records.append((entry.item_key, entry.corpus_id, is_ours(data)))
         for start in range(0, len(updates), MAX_OBJECTS_PER_WRITE):
             saved = self._post_items(updates[start:start + MAX_OBJECTS_PER_WRITE], "updating the collection")
@@ -80,6 +87,7 @@ class Writer:
                 linked = collection in saved[key].get("collections", [])
                 self.result.linked += linked
                 self.result.removed += not linked
+                self.result.trashed += bool(saved[key].get("deleted"))
 
     def _record(self, collection: str, rows: list[tuple[str, str, bool]], saved: Mapping[str, dict]) -> None:
         self.cache.record_written(WrittenRecord(collection, key, corpus_id, int(saved[key]["version"]), created)

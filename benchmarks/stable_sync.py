@@ -52,17 +52,14 @@ def main() -> None:
                       ZOTREC_CONFIG_DIR=f"{folder}/config", PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     sys.path.insert(0, str(REPO))
     from tests.fake_local_api import FakeLocalZotero
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
-    from zotero_bridge.cli.corpus_input import build_recommender, default_corpus_paths
+    from recommender.pipeline.build import default_built
     from zotero_bridge.sources import SourceOptions
     from zotero_bridge.sources.files import read_library_file
     from zotero_bridge.sync.run import SyncRequest, local_transport, run_sync
 
     items, _ = read_library_file(LIBRARY)
     held_out, items = items[-1], items[:-1]
-    aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
-    recommender = build_recommender([str(path) for path in default_corpus_paths()], features="dense",
-                                    aggregation=aggregation, model=model)
+    recommender = default_built(features="dense").recommender
     desktop = FakeLocalZotero().start()
     desktop.dialog = ["always"]
     library = desktop.library()
@@ -71,8 +68,8 @@ def main() -> None:
 
     def sync(step: str) -> dict:
         before = members(desktop) if any(d.get("name") == NAME for d in library.collections.values()) else set()
-        report = run_sync(SyncRequest(recommender.corpus, SourceOptions(), NAME, top_n=top_n,
-                                      recommender=recommender, memory_path=Path(folder) / "history.sqlite",
+        report = run_sync(SyncRequest(recommender, SourceOptions(), NAME, top_n=top_n,
+                                      memory_path=Path(folder) / "history.sqlite",
                                       transport=local_transport(desktop.url)))
         counts = {a: len(report.plan.of(a)) for a in ("add", "link", "keep", "remove", "trash", "skip")
                   if report.plan.of(a)}

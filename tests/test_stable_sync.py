@@ -44,12 +44,9 @@ def _trash_the_best_and_sync(desktop, papers, **options):
 @pytest.fixture(scope="module")
 def default_scoring():
     pytest.importorskip("onnxruntime")
-    from zotero_bridge.cli.common import DEFAULT_AGGREGATION, load_model, scoring
-    from zotero_bridge.cli.corpus_input import build_recommender, default_corpus_paths
+    from recommender.pipeline.build import default_built
 
-    aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(None, "dense"))
-    return build_recommender([str(path) for path in default_corpus_paths()], features="dense",
-                             aggregation=aggregation, model=model)
+    return default_built(features="dense").recommender
 
 
 def test_one_trash_on_the_desktop_is_one_refill(desktop, default_scoring):

@@ -78,31 +78,33 @@ def user_signals(inputs: UserInputs, base: str, wanted: Collection[str], negativ
     if "lexical" in wanted and inputs.lexical is not None:
         signals["lexical"] = inputs.lexical.scores(base)
     if "learned" in wanted:
-        fit = functools.partial(learned_signal, inputs, negatives, beta)
+        fit = functools.partial(learned_signal, inputs.rows, inputs.candidates, inputs.owned, negatives, beta,
+                                factors=inputs.factors, adapted_candidates=inputs.adapted_candidates,
+                                item_weights=inputs.item_weights)
         signals["learned"] = fit() if keep is None else keep(fit)
     if "collaborative" in wanted and inputs.factors is not None and inputs.user_vector is not None:
         signals["collaborative"] = collaborative_signal(inputs.candidate_factors, inputs.user_vector(inputs.factors))
     return signals
 
 
-def learned_signal(inputs: UserInputs, negatives: Negatives = SHIPPED_NEGATIVES, beta: float = 0.0) -> np.ndarray:
-    """The per-user linear model's decision values for every candidate (learned.py): the user's items
-    (MAX_POSITIVES at most) against negatives sampled from the candidates; in the collaborative adapter's
-    space when `beta` > 0 (adapter.py: the items' rows joined to their factors, a block at a time);
-    positives weighted by `item_weights` when given."""
-    rows, candidates = inputs.rows, inputs.candidates
-    exclude = np.flatnonzero(inputs.owned) if negatives.exclude_owned else None
+def learned_signal(rows: np.ndarray, candidates: np.ndarray, owned: np.ndarray,
+                   negatives: Negatives = SHIPPED_NEGATIVES, beta: float = 0.0, *, factors: np.ndarray | None = None,
+                   adapted_candidates: np.ndarray | None = None, item_weights: np.ndarray | None = None) -> np.ndarray:
+    """The per-user linear model's decision values for every candidate (learned.py): the user's item
+    `rows` (MAX_POSITIVES at most) against negatives sampled from the `candidates`; in the collaborative
+    adapter's space when `beta` > 0 (adapter.py: the items' rows joined to their `factors` a block at a
+    time, against `adapted_candidates`); positives weighted by `item_weights` when given."""
+    exclude = np.flatnonzero(owned) if negatives.exclude_owned else None
     positives, chosen = sampled(len(rows), len(candidates), negatives.seed, exclude)
     linear = linear_scores
-    if inputs.item_weights is not None:
-        weights = inputs.item_weights if positives is None else inputs.item_weights[positives]
+    if item_weights is not None:
+        weights = item_weights if positives is None else item_weights[positives]
         linear = functools.partial(weighted_linear_scores, positive_weights=weights)
     if beta <= 0:
         return linear(rows if positives is None else rows[positives], candidates[chosen], candidates)
     positives = np.arange(len(rows)) if positives is None else positives
-    space = inputs.adapted_candidates
-    return linear(RowBlocks(len(positives), adapted_blocks(rows, inputs.factors, beta, positives)), space[chosen],
-                  space)
+    return linear(RowBlocks(len(positives), adapted_blocks(rows, factors, beta, positives)),
+                  adapted_candidates[chosen], adapted_candidates)
 
 
 def collaborative_signal(candidate_factors: np.ndarray, user_vector: np.ndarray) -> np.ndarray:

@@ -229,7 +229,7 @@ class Recommender:
             lexical=self._lexical_values(texts, item_weights, kept_state, memo) if "lexical" in wanted else None,
             factors=factors, user_vector=self.model.user_vector if self.model is not None else None,
             candidate_factors=self._corpus_factors(memo) if factors is not None and "collaborative" in wanted else None,
-            adapted_candidates=self._adapted_corpus(memo) if beta > 0 and "learned" in wanted else None,
+            adapted_candidates=functools.partial(self._adapted_corpus, memo) if beta > 0 else None,
             item_weights=item_weights)
         keep = None
         if kept_state is not None:

@@ -50,7 +50,8 @@ class UserInputs(NamedTuple):
     factors: np.ndarray | None = None  # the user's items' predicted collaborative factors
     candidate_factors: np.ndarray | None = None  # the candidates' predicted factors
     user_vector: Callable[[np.ndarray], np.ndarray] | None = None  # the collaborative model's fold-in
-    adapted_candidates: np.ndarray | None = None  # the candidates in the adapter's space (beta > 0)
+    # the candidates in the adapter's space (beta > 0), or what makes them on first use (a kept fit needs none)
+    adapted_candidates: np.ndarray | Callable[[], np.ndarray] | None = None
     item_weights: np.ndarray | None = None  # the items' recency weights (recency.py); None: all count the same
 
 
@@ -89,7 +90,8 @@ def user_signals(inputs: UserInputs, base: str, wanted: Collection[str], negativ
 
 def learned_signal(rows: np.ndarray, candidates: np.ndarray, owned: np.ndarray,
                    negatives: Negatives = SHIPPED_NEGATIVES, beta: float = 0.0, *, factors: np.ndarray | None = None,
-                   adapted_candidates: np.ndarray | None = None, item_weights: np.ndarray | None = None) -> np.ndarray:
+                   adapted_candidates: np.ndarray | Callable[[], np.ndarray] | None = None,
+                   item_weights: np.ndarray | None = None) -> np.ndarray:
     """The per-user linear model's decision values for every candidate (learned.py): the user's item
     `rows` (MAX_POSITIVES at most) against negatives sampled from the `candidates`; in the collaborative
     adapter's space when `beta` > 0 (adapter.py: the items' rows joined to their `factors` a block at a
@@ -103,6 +105,8 @@ def learned_signal(rows: np.ndarray, candidates: np.ndarray, owned: np.ndarray,
     if beta <= 0:
         return linear(rows if positives is None else rows[positives], candidates[chosen], candidates)
     positives = np.arange(len(rows)) if positives is None else positives
+    if callable(adapted_candidates):
+        adapted_candidates = adapted_candidates()
     return linear(RowBlocks(len(positives), adapted_blocks(rows, factors, beta, positives)),
                   adapted_candidates[chosen], adapted_candidates)
 

@@ -7,15 +7,18 @@ only the users' training items' features; nothing here ever reads a held-out ite
 
 from __future__ import annotations
 
-from recommender.errors import SettingError
 import logging
+from collections.abc import Collection
 
 import numpy as np
 from scipy import sparse
 
-from recommender.scoring.aggregation import parse_aggregation
-from recommender.scoring.fusion import standardise
+from recommender.errors import SettingError
+from recommender.scoring.adapter import adapted
+from recommender.scoring.aggregation import block_values, parse_aggregation
+from recommender.scoring.fusion import FINE_TOP, SIGNALS, cascade, fuse, standardise
 from recommender.scoring.learned import fit_logistic, linear_user_scores
+from recommender.scoring.signals import NEAREST_SIGNALS, Negatives, UserInputs, learned_signal, user_signals
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +96,10 @@ def logistic_scores(fold, seed: int = 0) -> np.ndarray:
 
 
 def learned_scores(fold, seed: int = 0) -> np.ndarray:
-    """zotrec's per-user linear model (scoring/learned.py): negatives sampled from the candidates, as at run time."""
-    return np.vstack([linear_user_scores(fold.train_vectors[p], fold.test_vectors, fold.test_vectors, seed=seed + row)
+    """zotrec's per-user linear model (scoring/signals.py learned_signal) on the fold's own vectors, negatives
+    sampled from the candidates as at run time (seeded seed + row)."""
+    owned = np.zeros(len(fold.test_items), dtype=bool)
+    return np.vstack([learned_signal(fold.train_vectors[p], fold.test_vectors, owned, eval_negatives(seed, row))
                       for row, p in enumerate(fold.positions)]).astype(np.float32)
 
 
@@ -128,9 +133,47 @@ def choose_blend_weight(quality, grid=BLEND_GRID) -> float:
     return max(results, key=lambda weight: (results[weight], -weight))
 
 
+SHIPPED_SIGNALS = (*SIGNALS, *(name for name, _ in NEAREST_SIGNALS))  # and the fine order's nearest ones
+
+
+def eval_negatives(seed: int, row: int) -> Negatives:
+    """The evaluation's negative sampling: seeded per user (seed + row), so users draw apart. Nothing is
+    excluded: the candidates are held-out items, none of them the user's own."""
+    return Negatives(seed=seed + row, exclude_owned=False)
+
+
+def shipped_signals(fold, aggregation: str, seed: int = 0, *, beta: float = 0.0,
+                    wanted: Collection[str] = SHIPPED_SIGNALS) -> dict[str, np.ndarray]:
+    """zotrec's signals (the content topK and each `wanted` one) for every user of a dense split, each
+    user's from scoring/signals.py user_signals, the function Recommender.signals calls, on the split's
+    inputs: the held-out items as candidates; the split's own similarities (its tf-idf fitted on the
+    dataset's training items); the user's items' factors cross-fitted (splits.py); eval_negatives. The
+    linear model in the adapter's space when `beta` > 0."""
+    shape, owned = (len(fold.users), len(fold.test_items)), np.zeros(len(fold.test_items), dtype=bool)
+    space = adapted(fold.test_vectors, fold.test_factors, beta) if beta > 0 and "learned" in wanted else None
+    out: dict[str, np.ndarray] = {}
+    for row, positions in enumerate(fold.positions):
+        values = block_values(fold.similarity[positions], aggregation)
+        lexical = (block_values(fold.lexical_similarity[positions], aggregation)
+                   if "lexical" in wanted and fold.lexical_similarity is not None else None)
+        inputs = UserInputs(content=values.scores(aggregation), rows=fold.train_vectors[positions],
+                            candidates=fold.test_vectors, owned=owned, values=values, lexical=lexical,
+                            factors=fold.train_factors_from_text[positions], candidate_factors=fold.test_factors,
+                            user_vector=fold.model.user_vector, adapted_candidates=space)
+        for name, scores in user_signals(inputs, aggregation, wanted, eval_negatives(seed, row), beta).items():
+            out.setdefault(name, np.empty(shape, dtype=np.float32))[row] = scores
+    return out
+
+
 def fused_signals(fold, aggregation: str, seed: int = 0) -> dict[str, np.ndarray]:
-    """The inputs of zotrec's fused score (scoring/fusion.py) for every user of a dense split."""
-    return {"content": content_scores(fold, aggregation),
-            "lexical": content_scores(fold, aggregation, fold.lexical_similarity),
-            "learned": learned_scores(fold, seed),
-            "collaborative": folded_user_scores(fold)}
+    """The inputs of zotrec's fused score (scoring/fusion.py) for every user of a dense split: shipped_signals'
+    content topK, tf-idf topK, linear model (on the fold's own vectors) and collaborative score."""
+    return shipped_signals(fold, aggregation, seed, wanted=SIGNALS)
+
+
+def shipped_order(signals: dict[str, np.ndarray], weights: dict[str, float], fine_order: dict[str, float]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(the fused order, the shipped form) of these signals: fused with `weights`, its FINE_TOP best ordered by
+    `fine_order` (fusion.cascade), as Recommender.recommend does before the library's authors and steering."""
+    fused = fuse(signals, weights)
+    return fused, cascade(fused, signals, fine_order, FINE_TOP)

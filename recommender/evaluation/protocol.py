@@ -38,8 +38,8 @@ from recommender.evaluation.folds import (
 from recommender.evaluation.splits import DenseItems, Fold, adapted_fold, prepare_fold, users_only
 from recommender.scoring.adapter import ADAPTER_BETA
 from recommender.scoring.aggregation import TOP5
-from recommender.scoring.fusion import FINE_SIGNALS, FINE_TOP, NEAREST, cascade, fuse, stepwise_weights
-from recommender.scoring.learned import linear_user_scores
+from recommender.scoring.fusion import FINE_SIGNALS, FINE_TOP, cascade, fuse, stepwise_weights
+from recommender.scoring.signals import learned_signal
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +76,16 @@ def fusion_weights(validation: Fold, parts: dict[str, np.ndarray]) -> dict[str, 
     return stepwise_weights(lambda w: recall50(fuse(parts, w), validation.relevant), FUSED_SIGNALS, "content")
 
 
-def with_nearest(fold: Fold, parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The fused score's signals and the fine order's nearest-items ones (content top3 and max)."""
-    return {**parts, "nearest": peers.content_scores(fold, NEAREST), "max": peers.content_scores(fold, "max")}
+def shipped_parts(fold: Fold, aggregation: str, seed: int = 0, adapter_beta: float = ADAPTER_BETA
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(the shipped form's signals, the plain ones) on a split: the fused score's and the fine order's nearest-items
+    signals as Recommender.signals computes them (peers.shipped_signals); the shipped form's linear model in the
+    adapter's space when `adapter_beta` > 0, the plain signals' on the plain embeddings."""
+    plain = peers.shipped_signals(fold, aggregation, seed)
+    if adapter_beta <= 0:
+        return plain, plain
+    learned = peers.shipped_signals(fold, aggregation, seed, beta=adapter_beta, wanted=("learned",))["learned"]
+    return {**plain, "learned": learned}, plain
 
 
 def hard_candidates_of(fold: Fold) -> fine.HardCandidates:
@@ -90,7 +97,7 @@ def hard_candidates_of(fold: Fold) -> fine.HardCandidates:
 def choose_fine_weights(validation: Fold, parts: dict[str, np.ndarray], weights: dict[str, float],
                         names: tuple[str, ...] = FINE_SIGNALS) -> dict[str, float]:
     """The fine order's weights (stepwise from the content top3) with the best fine nDCG@10 on the validation
-    split, for the cascade on the fused score with these `weights` (`parts`: with_nearest's signals)."""
+    split, for the cascade on the fused score with these `weights` (`parts`: shipped_parts' signals)."""
     hard = hard_candidates_of(validation)
     coarse = fuse(parts, weights)
 
@@ -105,16 +112,15 @@ def _dense_weights(validation: Fold, aggregation: str, adapter_beta: float, full
     """The shipped form's fusion weights (its linear model in the adapter's space when `adapter_beta` > 0),
     with the plain linear model's ("plain"), the fine order's ("fine") and, for the full adapter, every content
     signal adapted ("adapter")."""
-    plain_parts = peers.fused_signals(validation, aggregation)
+    shipped, plain_parts = shipped_parts(validation, aggregation, 0, adapter_beta)
     plain = fusion_weights(validation, plain_parts)
     if adapter_beta <= 0:
-        return {**plain, "fine": choose_fine_weights(validation, with_nearest(validation, plain_parts), plain)}
-    adapted = adapted_fold(validation, adapter_beta)
-    shipped_parts = {**plain_parts, "learned": peers.learned_scores(adapted)}
-    weights = fusion_weights(validation, shipped_parts)
-    fine_order = choose_fine_weights(validation, with_nearest(validation, shipped_parts), weights)
+        return {**plain, "fine": choose_fine_weights(validation, plain_parts, plain)}
+    weights = fusion_weights(validation, shipped)
+    fine_order = choose_fine_weights(validation, shipped, weights)
     weights = {**weights, "adapter_beta": adapter_beta, "plain": plain, "fine": fine_order}
     if full_adapter:
+        adapted = adapted_fold(validation, adapter_beta)
         weights["adapter"] = fusion_weights(validation, peers.fused_signals(adapted, aggregation))
     return weights
 
@@ -139,7 +145,8 @@ def in_area_signals(fold: Fold, hard: fine.HardCandidates, parts: dict[str, np.n
     space = fold if space is None else space
     signals = {name: hard.on_candidates(values) for name, values in parts.items() if name != "learned"}
     signals["learned"] = np.vstack([
-        linear_user_scores(space.train_vectors[space.positions[row]], candidates, candidates, seed=seed + int(row))
+        learned_signal(space.train_vectors[space.positions[row]], candidates, np.zeros(len(columns), dtype=bool),
+                       peers.eval_negatives(seed, int(row)))  # held-out candidates: none of them the user's own
         for row, columns in zip(hard.rows, hard.columns) for candidates in [space.test_vectors[columns]]])
     return signals
 
@@ -147,8 +154,10 @@ def in_area_signals(fold: Fold, hard: fine.HardCandidates, parts: dict[str, np.n
 def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int, full_adapter: bool,
                  hard: fine.HardCandidates | None = None, record_fine=None) -> None:
     record("random", peers.random_scores(fold, seed=seed))
-    content = {name: record(f"dense {name}", peers.content_scores(fold, name)) for name in CONTENT_AGGREGATIONS}
-    parts = peers.fused_signals(fold, aggregation, seed=seed)
+    for name in CONTENT_AGGREGATIONS:
+        record(f"dense {name}", peers.content_scores(fold, name))
+    beta = weights.get("adapter_beta", 0.0)
+    shipped, parts = shipped_parts(fold, aggregation, seed, beta)
     record(f"tf-idf {aggregation}", parts["lexical"])
     record("logreg, sampled negatives (dense)", peers.logistic_scores(fold, seed=seed))
     record("zotrec linear model (dense)", parts["learned"])
@@ -158,33 +167,29 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
     plain = {name: value for name, value in weights.get("plain", shipped_weights).items() if name != "fine"}
     content_only = {**plain, "collaborative": 0.0}
     fine_order = weights.get("fine", {"nearest": 1.0})
-    nearest = {"nearest": content[NEAREST], "max": content["max"]}
     record("zotrec fused, content only", fuse(parts, content_only))
-    shipped = parts
     adapted = None
     if "adapter_beta" in weights:
         record("zotrec fused, plain linear model", fuse(parts, plain))
-        adapted = adapted_fold(fold, weights["adapter_beta"])
+        adapted = adapted_fold(fold, beta)
         if full_adapter:  # every content signal in the adapter's space: measured, not shipped (experiments/)
             adapted_parts = peers.fused_signals(adapted, aggregation, seed=seed)
             record(f"adapted space {aggregation}", adapted_parts["content"])
-        learned = adapted_parts["learned"] if full_adapter else peers.learned_scores(adapted, seed)
-        record("zotrec linear model (adapted space)", learned)
+        record("zotrec linear model (adapted space)", shipped["learned"])
         if full_adapter:
             record("zotrec fused, adapted space", fuse(adapted_parts, weights["adapter"]))
-        shipped = {**parts, "learned": learned}
-    fused = record("zotrec fused, fused order", fuse(shipped, shipped_weights))
-    record("zotrec fused (shipped form)", cascade(fused, {**shipped, **nearest}, fine_order, FINE_TOP))
+    fused, shipped_form = peers.shipped_order(shipped, shipped_weights, fine_order)
+    record("zotrec fused, fused order", fused)
+    record("zotrec fused (shipped form)", shipped_form)
     without_lexical = {**shipped_weights, "lexical": 0.0,
                        "content": shipped_weights.get("content", 0.0) + shipped_weights.get("lexical", 0.0)}
     record("zotrec fused without tf-idf", fuse(shipped, without_lexical))  # the run-time form when lexical is 0
     if hard is not None and record_fine is not None and len(hard.rows):
         # the issue's held-out view: `zotrec score` run with a corpus of the user's hard candidates only
-        cut = {name: hard.on_candidates(values) for name, values in nearest.items()}
-        in_area = {**in_area_signals(fold, hard, parts, seed, adapted), **cut}
+        in_area = in_area_signals(fold, hard, parts, seed, adapted)  # the nearest-items signals cut, too
         old = record_fine("zotrec fused, fused order, in-area corpus", fuse(in_area, shipped_weights))
         record_fine("zotrec fused (shipped form), in-area corpus", cascade(old, in_area, fine_order, FINE_TOP))
-        plain_in_area = in_area if adapted is None else {**in_area_signals(fold, hard, parts, seed), **cut}
+        plain_in_area = in_area if adapted is None else in_area_signals(fold, hard, parts, seed)
         no_model = {name: value for name, value in fine_order.items() if name != "collaborative"} or {"nearest": 1.0}
         old = record_fine("zotrec fused, content only, in-area corpus", fuse(plain_in_area, content_only))
         record_fine("zotrec fused, content only + fine order, in-area corpus",
@@ -340,11 +345,9 @@ def train_model(data: InteractionData, vectors: np.ndarray, settings: ALSSetting
     with progress.bar("Training", 2, log_steps=True) as advance:
         progress.step("Training 1 of 2: fusion weights on a cold validation split", log=True)
         validation = validation_fold(data, np.zeros(0, dtype=np.int64), settings, DenseItems(vectors, encoder_id))
-        parts = peers.fused_signals(validation, aggregation)
-        if adapter_beta > 0:
-            parts["learned"] = peers.learned_scores(adapted_fold(validation, adapter_beta))
+        parts, _ = shipped_parts(validation, aggregation, 0, adapter_beta)
         weights = fusion_weights(validation, parts)
-        fine_order = choose_fine_weights(validation, with_nearest(validation, parts), weights)
+        fine_order = choose_fine_weights(validation, parts, weights)
         del validation, parts
         advance(1)
         progress.step("Training 2 of 2: ALS and the embedding → factor map on all the data", log=True)

@@ -106,6 +106,20 @@ def top_values(library_rows, corpus_rows, aggregation: str = TOP5, *,
     return TopValues(best=best, total=total, n_items=n_items)
 
 
+def block_values(similarities: np.ndarray, aggregation: str = TOP5) -> TopValues:
+    """top_values from a precomputed (library items × papers) similarity block, as the evaluation's splits
+    hold them: the same values kept the same way, so a score made from them is `scores`' own."""
+    kind, _ = parse_aggregation(aggregation)
+    n_items = similarities.shape[0]
+    sims = np.array(similarities.T, dtype=np.float32)  # (papers, items), a copy partitioned in place
+    if kind == "mean":
+        total = np.zeros(sims.shape[0], dtype=np.float64)
+        total += sims.sum(axis=1)
+        return TopValues(best=np.zeros((sims.shape[0], 0), dtype=np.float32), total=total, n_items=n_items)
+    best = np.ascontiguousarray(np.sort(_keep_largest(sims, kept(aggregation, n_items)), axis=1)[:, ::-1])
+    return TopValues(best=best, total=None, n_items=n_items)
+
+
 def sparse_top_values(library_rows, corpus_rows, aggregation: str = TOP5) -> TopValues:
     """top_values for non-negative sparse rows (tf-idf), from one sparse product: only the pairs that
     share a word are ever materialised, and one integer sort ranks each paper's similarities.

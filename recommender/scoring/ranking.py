@@ -20,7 +20,7 @@ from recommender.errors import EmptyLibraryError, InputError, SettingError
 from recommender.features import Representation, make_representation
 from recommender.features.base import cosine, is_dense
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
-from recommender.scoring.adapter import adapted, adapted_blocks, adapter_beta
+from recommender.scoring.adapter import adapted, adapter_beta
 from recommender.scoring.aggregation import (
     TopValues,
     kept,
@@ -38,16 +38,16 @@ from recommender.scoring.fusion import (
     DEFAULT_SCORING,
     FINE_TOP,
     LEARNED,
-    NEAREST,
     FusionWeights,
     cascade,
     fine_weights,
     fuse,
     scoring_weights,
 )
-from recommender.scoring.learned import SETTINGS, RowBlocks, linear_scores, sampled
+from recommender.scoring.learned import SETTINGS
 from recommender.scoring.owned import CorpusKeys
-from recommender.scoring.recency import recency_weights, scaled_rows, weighted_linear_scores
+from recommender.scoring.recency import recency_weights, scaled_rows
+from recommender.scoring.signals import SHIPPED_NEGATIVES, UserInputs, needs_factors, user_signals, wanted_signals
 from recommender.scoring.steering import Steering, scale_for, steer_reasons, steered_scores
 
 log = logging.getLogger(__name__)
@@ -215,25 +215,27 @@ class Recommender:
         """Every signal with a positive weight, in the fused score or in the fine order, for one user: its
         texts, their rows, the content topK scores, the owned mask, (for the fine order's nearest-items
         signals, from the same kept similarities) the content values, and the items' recency weights
-        (recency.py; None: all count the same); `kept_state` and `memo` as `recommend`'s caches hold them."""
-        weights: FusionWeights = self.weights
-        wanted = {name for name in ("lexical", "learned", "collaborative") if getattr(weights, name) > 0} | set(self.fine)
-        signals = {"content": content}
-        if values is not None:
-            for name, aggregation in (("nearest", NEAREST), ("max", "max")):
-                if name in self.fine:
-                    signals[name] = values.scores(aggregation)
-        if "lexical" in wanted:
-            signals["lexical"] = self._lexical_scores(texts, item_weights, kept_state, memo)
-        factors = None
-        if self.model is not None and ("collaborative" in wanted or ("learned" in wanted and self.beta > 0)):
+        (recency.py; None: all count the same); `kept_state` and `memo` as `recommend`'s caches hold them.
+        This gathers the inputs; the arithmetic is signals.user_signals, the evaluation's too."""
+        wanted = wanted_signals(self.weights, self.fine)
+        beta, factors = self.beta, None  # beta is 0 without a model (adapter.adapter_beta)
+        if self.model is not None and needs_factors(wanted, beta):
             factors = self._profile_factors(texts, kept_state)
-        if "learned" in wanted:
-            signals["learned"] = self._learned_scores(rows, factors, np.flatnonzero(owned), item_weights, kept_state,
-                                                      memo)
-        if "collaborative" in wanted and factors is not None:
-            signals["collaborative"] = self._corpus_factors(memo) @ self.model.user_vector(factors)
-        return signals
+        inputs = UserInputs(
+            content=content, rows=rows, candidates=self.corpus_rows, owned=owned, values=values,
+            lexical=self._lexical_values(texts, item_weights, kept_state, memo) if "lexical" in wanted else None,
+            factors=factors, user_vector=self.model.user_vector if self.model is not None else None,
+            candidate_factors=self._corpus_factors(memo) if factors is not None and "collaborative" in wanted else None,
+            adapted_candidates=functools.partial(self._adapted_corpus, memo) if beta > 0 else None,
+            item_weights=item_weights)
+        keep = None
+        if kept_state is not None:
+            # The rows and factors follow from the texts (which the kept state keys by) and the models named here.
+            keys = (SETTINGS, self.beta, factors_name(self.model) if self.beta > 0 else None, np.flatnonzero(owned))
+            if item_weights is not None:  # a recency-weighted fit is kept under its own key
+                keys += (item_weights,)
+            keep = functools.partial(kept_state.kept_value, "learned", keys)
+        return user_signals(inputs, self.base, wanted, SHIPPED_NEGATIVES, beta, keep)
 
     def _author_matches(self, items: Sequence[LibraryItem], memo=None) -> AuthorMatches:
         """The corpus authors who wrote these items (the name index made once per corpus)."""
@@ -241,9 +243,9 @@ class Recommender:
             self._authors = corpus_authors(self.corpus, memo)
         return match_authors(self._authors, items)
 
-    def _lexical_scores(self, texts: list[str], item_weights: np.ndarray | None = None, kept_state=None,
-                        memo=None) -> np.ndarray:
-        """tf-idf topK (values only); with the kept state only texts new since the last run are scored (and
+    def _lexical_values(self, texts: list[str], item_weights: np.ndarray | None = None, kept_state=None,
+                        memo=None) -> TopValues:
+        """tf-idf topK values; with the kept state only texts new since the last run are scored (and
         the corpus's tf-idf rows, scipy's sparse matrices, are not even loaded when there are none)."""
         def lexical():
             if self._lexical is None:
@@ -252,8 +254,7 @@ class Recommender:
 
         if item_weights is not None:  # recency-weighted values are never kept
             index, corpus_rows = lexical()
-            return sparse_top_values(scaled_rows(index.transform(texts), item_weights), corpus_rows,
-                                     self.base).scores(self.base)
+            return sparse_top_values(scaled_rows(index.transform(texts), item_weights), corpus_rows, self.base)
 
         def compute(previous: TopValues | None) -> TopValues:
             start = previous.n_items if previous is not None else 0
@@ -264,39 +265,9 @@ class Recommender:
             return new if previous is None else merge_top_values(previous, new, self.base)
 
         if kept_state is None or parse_aggregation(self.base)[0] == "mean":
-            return compute(None).scores(self.base)
-        values = kept_state.signal_values(f"lexical-{self.base}", len(self.corpus),
-                                                lambda n_items: kept(self.base, n_items), compute)
-        return values.scores(self.base)
-
-    def _learned_scores(self, rows: np.ndarray, factors: np.ndarray | None, exclude: np.ndarray,
-                        item_weights: np.ndarray | None = None, kept_state=None, memo=None) -> np.ndarray:
-        """The per-user linear model's decision values; in the collaborative adapter's space when the
-        model says so (adapter.py); positives weighted by `item_weights` (recency.py) when given. The kept
-        state returns the last run's when every input is the same."""
-
-        def fit() -> np.ndarray:
-            positives, negatives = sampled(len(rows), len(self.corpus_rows), 0, exclude)
-            if item_weights is not None:
-                chosen_weights = item_weights if positives is None else item_weights[positives]
-                linear = functools.partial(weighted_linear_scores, positive_weights=chosen_weights)
-            else:
-                linear = linear_scores
-            if self.beta <= 0:
-                chosen = rows if positives is None else rows[positives]
-                return linear(chosen, self.corpus_rows[negatives], self.corpus_rows)
-            positives = np.arange(len(rows)) if positives is None else positives
-            corpus = self._adapted_corpus(memo)
-            chosen = RowBlocks(len(positives), adapted_blocks(rows, factors, self.beta, positives))
-            return linear(chosen, corpus[negatives], corpus)
-
-        if kept_state is None:
-            return fit()
-        # The rows and factors follow from the texts (which the kept state keys by) and the models named here.
-        inputs = (SETTINGS, self.beta, factors_name(self.model) if self.beta > 0 else None, exclude)
-        if item_weights is not None:  # a recency-weighted fit is kept under its own key
-            inputs += (item_weights,)
-        return kept_state.kept_value("learned", inputs, fit)
+            return compute(None)
+        return kept_state.signal_values(f"lexical-{self.base}", len(self.corpus),
+                                        lambda n_items: kept(self.base, n_items), compute)
 
     def _profile_factors(self, texts: list[str], kept_state=None) -> np.ndarray:
         """The user's items' predicted factors; with the kept state only new texts are mapped."""

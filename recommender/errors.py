@@ -21,3 +21,13 @@ class InputError(RecommenderError):
 
 class EmptyLibraryError(RecommenderError):
     """The library has no item with any text to build a profile from."""
+
+
+class ServerLimitError(RecommenderError):
+    """A server's answer passed one of zotrec's limits (bytes, JSON depth, time, redirects, pages): the
+    message names the server and the limit. Never retried: the server would send the same again."""
+
+    def __init__(self, message: str, *, server: str = "", limit: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.limit = limit

@@ -40,14 +40,28 @@ def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any
     return session, cache
 
 
+def _every_page(session: LocalSession, what: str, first: Any) -> list[dict]:
+    """Every page of one listing, bounded (zotero_api/paging.py: Total-Results, next-link loops, the page cap)."""
+    from zotero_bridge.sources.local import _objects
+    from zotero_bridge.zotero_api.paging import every_page
+
+    def run(request: Any) -> Any:
+        return session.call(what, request)
+
+    def check(page: Any) -> list[dict]:
+        return _objects(session.endpoint, page)
+
+    return every_page(session.zot, what, check(run(first)), run=run, check=check)
+
+
 def read_snapshot(session: LocalSession, cache: Any):
     """Every top-level item (trash flagged) and collection, as one Snapshot at the library's local version."""
     from zotero_bridge.zotero_api.snapshot import Snapshot
 
     zot = session.zot
-    items = session.call("reading items", lambda: zot.everything(zot.top(limit=PAGE_SIZE, includeTrashed=1)))
+    items = _every_page(session, "reading items", lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1))
     version = session.last_version or 0
-    collections = session.call("reading collections", lambda: zot.everything(zot.collections(limit=PAGE_SIZE)))
+    collections = _every_page(session, "reading collections", lambda: zot.collections(limit=PAGE_SIZE))
     rows = [row["data"] for row in items if isinstance(row, dict) and isinstance(row.get("data"), dict)]
     folders = [row["data"] for row in collections if isinstance(row, dict) and isinstance(row.get("data"), dict)]
     for data in rows:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from recommender.bounded_http import Limits
 from recommender.errors import RecommenderError
 from recommender.retry import RetryPolicy
 from tests.hostile_http import HostileServer
@@ -74,14 +73,16 @@ def test_a_gzip_bomb_stops_at_the_decoded_cap(tmp_path, monkeypatch):
 
 def test_an_endless_body_stops_at_the_cap_and_leaves_no_partial_download(tmp_path, monkeypatch):
     with HostileServer("endless", content_type="text/plain") as server:
+        with pytest.raises(RecommenderError) as local:
+            _local(server)
+        _one_line(local.value, "more than 64 MB")
+        from recommender.bounded_http import Limits
+
         with pytest.raises(RecommenderError) as fetched:
             _fetch(server, tmp_path, monkeypatch, "/v267/icml25.bib",
                    bounds=Limits(download_bytes=8 * 2**20))
         _one_line(fetched.value, "more than 8 MB")
         assert _partial_files(tmp_path) == []
-        with pytest.raises(RecommenderError) as local:
-            _local(server)
-        _one_line(local.value, "more than 64 MB")
 
 
 # ---- time -------------------------------------------------------------------------------------------------
@@ -185,7 +186,7 @@ def test_total_results_ends_the_listing(tmp_path):
 
 
 def test_the_page_cap_ends_a_listing_of_ever_new_pages():
-    from recommender.bounded_http import PageGuard
+    from recommender.bounded_http import Limits, PageGuard
 
     guard = PageGuard("http://127.0.0.1:1", "reading items", None, Limits(pages=3))
     for number in range(3):

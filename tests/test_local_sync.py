@@ -207,8 +207,9 @@ def test_retry_after_nan_and_an_http_date_on_a_write(desktop, papers):
     desktop.inject(429, method="POST", path_contains="/items", headers={"Retry-After": later})
     sleeps: list[float] = []
     assert sync(desktop, papers, top_n=3, sleeps=sleeps).result.created == 3
-    assert len(sleeps) == 2 and all(math.isfinite(s) for s in sleeps), sleeps
-    assert 25 <= sleeps[1] <= 31, f"the HTTP date's 30 s, not 1 s: {sleeps}"
+    waits = [s for s in sleeps if s]  # (the write after the dialog is tried again at once)
+    assert len(waits) == 2 and all(math.isfinite(s) for s in waits), sleeps
+    assert 25 <= waits[1] <= 31, f"the HTTP date's 30 s, not 1 s: {sleeps}"
 
 
 def test_a_key_is_kept_per_server_id(desktop, papers):

@@ -75,7 +75,10 @@ def bound(response: Any, limits: Limits) -> None:
     request = response.request
     server = server_name(request.url)
     if response.has_redirect_location:
-        target = request.url.join(response.headers["Location"].strip())
+        try:
+            target = request.url.join(response.headers["Location"].strip())
+        except httpx2.InvalidURL as error:  # as httpx2 itself words it when it follows the redirect
+            raise httpx2.RemoteProtocolError(f"Invalid URL in location header: {error}.", request=request) from None
         if target.scheme not in ("http", "https"):
             raise ServerLimitError(f"{server} redirected to a {target.scheme or 'relative'}: address; zotrec "
                                    "follows http and https only", server=server, limit="redirects")
@@ -91,7 +94,8 @@ def bound(response: Any, limits: Limits) -> None:
     # decode through a twin response (httpx2's own decoders), count both sides, hand on plain bytes
     twin = httpx2.Response(response.status_code, headers=response.headers, stream=response.stream, request=request)
     cap = limits.download_bytes if download else limits.answer_bytes
-    response.stream = _bounded_body_class()(twin, server, cap, deadline, depth)
+    kind_of_body = "download" if download else "answer"
+    response.stream = _bounded_body_class()(twin, server, cap, deadline, depth, kind_of_body)
     for name in ("content-encoding", "content-length"):
         if name in response.headers:
             del response.headers[name]
@@ -108,8 +112,11 @@ def _bounded_body_class() -> type:
 class _BoundedBody:
     """The decoded body, piece by piece (httpx2 decodes at most 1 MiB at a time), stopped at a limit."""
 
-    def __init__(self, twin: Any, server: str, cap: int, deadline: float, depth: JsonDepth | None) -> None:
-        self.twin, self.server, self.cap, self.deadline, self.depth = twin, server, cap, deadline, depth
+    def __init__(self, twin: Any, server: str, cap: int, deadline: float, depth: JsonDepth | None,
+                 kind: str) -> None:
+        self.twin, self.server, self.cap, self.deadline = twin, server, cap, deadline
+        self.depth, self.kind = depth, kind
+        self.seconds = max(0.0, deadline - time.monotonic())
 
     def __iter__(self) -> Iterator[bytes]:
         import httpx2
@@ -119,12 +126,13 @@ class _BoundedBody:
             for piece in self.twin.iter_bytes():
                 decoded += len(piece)
                 if decoded > self.cap or self.twin.num_bytes_downloaded > self.cap:
-                    raise ServerLimitError(f"{self.server} sent an answer of more than {_megabytes(self.cap)} "
-                                           "(zotrec's limit for one answer); nothing of it was kept",
+                    raise ServerLimitError(f"{self.server} sent more than {_megabytes(self.cap)} (zotrec's limit "
+                                           f"for one {self.kind}); nothing of it was kept",
                                            server=self.server, limit="bytes")
                 if time.monotonic() > self.deadline:
-                    raise ServerLimitError(f"{self.server} was still sending its answer at the deadline; nothing "
-                                           f"of it was kept ({DEADLINE_ENV} changes the deadline)",
+                    raise ServerLimitError(f"{self.server} was still sending its {self.kind} at the deadline "
+                                           f"({self.seconds:.0f} s); nothing of it was kept ({DEADLINE_ENV} "
+                                           "changes the deadline)",
                                            server=self.server, limit="time")
                 if self.depth is not None:
                     self.depth.feed(piece)

@@ -6,6 +6,8 @@ limit with one line naming the server and the limit; a partial download is remov
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -193,3 +195,37 @@ def test_the_page_cap_ends_a_listing_of_ever_new_pages():
         guard.page((f"K{number}",), f"/items?start={number}")
     with pytest.raises(RecommenderError, match="past 3 pages"):
         guard.page(("K3",), "/items?start=3")
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict | list):
+        return 1 + max(map(_depth, value.values() if isinstance(value, dict) else value), default=0)
+    return 0
+
+
+def test_the_depth_check_counts_only_brackets_outside_strings_in_any_pieces():
+    """Brackets, quotes and backslashes inside strings, the text cut anywhere: raised exactly when deeper."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from recommender.bounded_http import JsonDepth
+
+    tricky = st.text(alphabet='[]{}"\\a\n', max_size=6)
+    values = st.recursive(tricky, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tricky, inner,
+                                                                                             max_size=3), max_leaves=30)
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(values, st.integers(0, 8), st.lists(st.integers(0, 400), max_size=5), st.booleans())
+    def check(value, limit, cuts, ascii_only):
+        text = json.dumps(value, ensure_ascii=ascii_only).encode()
+        cuts = sorted({min(c, len(text)) for c in cuts})
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        scan = JsonDepth(limit, "http://127.0.0.1:1")
+        try:
+            for piece in pieces:
+                scan.feed(piece)
+        except RecommenderError:
+            assert _depth(value) > limit
+        else:
+            assert _depth(value) <= limit
+    check()

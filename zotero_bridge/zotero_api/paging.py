@@ -51,6 +51,18 @@ def _keys(page: list) -> tuple[str, ...]:
                  for row in page)
 
 
+def listing(endpoint: str, what: str) -> Callable[[Any], list]:
+    """A `check` for every_page: a page must be a list (an HTML page or other JSON is one line)."""
+    def check(page: Any) -> list:
+        if not isinstance(page, list):
+            from zotero_bridge.errors import SourceError
+
+            raise SourceError(f"{endpoint} answered {what} with something that is not Zotero API data "
+                              f"({type(page).__name__})")
+        return page
+    return check
+
+
 def every_page(zot: Any, what: str, first_page: list, *, run: Callable[[Callable[[], Any]], Any],
                check: Callable[[Any], list], progress: Callable[[int, int | None], None] | None = None,
                limits: Limits | None = None) -> list:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import zlib
 
@@ -20,6 +21,8 @@ from recommender.errors import RecommenderError
 from tests.test_fuzz_readers import DEFAULT_CASES, SLOW_CASES, json_values, records
 
 HTTP_CASES = max(1, DEFAULT_CASES // 2)  # each case is a few real HTTP requests
+# `pytest -m slow`: 10,000 a reader (~0.2-0.5 s a case on 2 shared cores: hours); ZOTREC_FUZZ_SLOW_CASES lowers it
+SLOW_HTTP_CASES = int(os.environ.get("ZOTREC_FUZZ_SLOW_CASES", SLOW_CASES))
 
 pytest.importorskip("pytest_httpserver")
 from werkzeug import Response
@@ -110,7 +113,7 @@ def test_web_api_answers_never_crash(httpserver, answering, tmp_path):
 
 @pytest.mark.slow
 def test_web_api_answers_never_crash_slow(httpserver, answering, tmp_path):
-    _web(httpserver, answering, tmp_path, SLOW_CASES)
+    _web(httpserver, answering, tmp_path, SLOW_HTTP_CASES)
 
 
 def _local(httpserver, answering, cases):
@@ -130,7 +133,7 @@ def test_local_api_answers_never_crash(httpserver, answering):
 
 @pytest.mark.slow
 def test_local_api_answers_never_crash_slow(httpserver, answering):
-    _local(httpserver, answering, SLOW_CASES)
+    _local(httpserver, answering, SLOW_HTTP_CASES)
 
 
 def _fetch(httpserver, answering, tmp_path, monkeypatch, cases, path):
@@ -154,7 +157,7 @@ def test_corpus_fetch_answers_never_crash(httpserver, answering, tmp_path, monke
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ["/", "/v267/icml25.bib"], ids=["openreview", "bib-download"])
 def test_corpus_fetch_answers_never_crash_slow(httpserver, answering, tmp_path, monkeypatch, path):
-    _fetch(httpserver, answering, tmp_path, monkeypatch, SLOW_CASES, path)
+    _fetch(httpserver, answering, tmp_path, monkeypatch, SLOW_HTTP_CASES, path)
 
 
 def test_a_web_api_endpoint_answering_html_is_one_line(httpserver, answering, tmp_path):

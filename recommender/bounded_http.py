@@ -1,9 +1,10 @@
 """The one bounded HTTP read for every server zotrec asks (the Zotero Web API, the desktop's local API,
-OpenReview, PMLR): an httpx2 client whose every answer stops at a byte cap (decoded, gzip/deflate/br
-included, and on the wire), at the call's deadline while the body streams, after a few redirects (http and
-https only), and whose JSON may nest only so deep; and the guard every paged listing pages under. A limit
-hit is one `ServerLimitError` line naming the server and the limit, never retried: the server would send
-the same again. pyzotero reads through this client too (it takes a client), so no answer escapes it.
+OpenReview, PMLR): an httpx2 client whose every answer stops at a byte cap (decoded by httpx2's own
+decoders, gzip/deflate, br and zstd when installed, and on the wire), at the deadline while the body
+streams, after a few redirects (http and https only), and whose JSON may nest only so deep; and the guard
+every paged listing pages under. A limit hit is one `ServerLimitError` line naming the server and the
+limit, never retried: the server would send the same again. pyzotero reads through this client too (it
+takes a client), so no answer escapes it.
 """
 
 from __future__ import annotations

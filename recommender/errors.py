@@ -35,3 +35,13 @@ class FormatError(InputError):
     def __init__(self, message: str, *, path: object = None, found: str | None = None, newer: bool = False) -> None:
         super().__init__(message, path=path)
         self.found, self.newer = found, newer
+
+
+class ServerLimitError(RecommenderError):
+    """A server's answer passed one of zotrec's limits (bytes, JSON depth, time, redirects, pages): the
+    message names the server and the limit. Never retried: the server would send the same again."""
+
+    def __init__(self, message: str, *, server: str = "", limit: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.limit = limit

@@ -85,7 +85,7 @@ def test_no_import_cycles():
 # The rooms, bottom to top, and the rooms each may import (docs/architecture.md, "The rooms"); a room may
 # only name rooms listed before it. A module belongs to the longest key that is its name or a package above it.
 ROOMS: dict[str, tuple[str, ...]] = {
-    "recommender": (),  # the vocabulary: items, errors, text, retry
+    "recommender": (),  # the vocabulary: items, errors, text, retry, the bounded HTTP read
     "recommender.store": ("recommender",),  # every cache and data file: only the vocabulary (errors)
     "recommender.formats": ("recommender", "recommender.store"),
     "recommender.features": ("recommender", "recommender.store"),
@@ -173,8 +173,20 @@ def test_one_http_client_and_one_retry_rule():
     assert {name: found for name, found in others.items() if found} == {}
     dependencies = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.optional-dependencies]")[0]
     assert '"httpx2' in dependencies and '"httpx>' not in dependencies and '"httpx=' not in dependencies
-    for user in ("recommender.corpus.http", "zotero_bridge.zotero_api.client"):
+    for user in ("recommender.corpus.http", "zotero_bridge.zotero_api.client", "zotero_bridge.local_api.session"):
         assert "recommender.retry" in _imports(user, MODULES[user]), f"{user} retries by recommender/retry.py"
+
+
+def test_every_answer_is_read_through_the_bounded_client():
+    """One bounded read (recommender/bounded_http.py) for every server: no module but it builds an httpx2
+    client, and pyzotero is built only by zotero_api/paging.py, on that client, and pages only through it."""
+    builders = {name for name, path in MODULES.items() if "httpx2.Client(" in path.read_text(encoding="utf-8")}
+    assert builders == {"recommender.bounded_http"}
+    pyzotero = {name for name, path in MODULES.items() if "zotero.Zotero(" in path.read_text(encoding="utf-8")}
+    assert pyzotero == {"zotero_bridge.zotero_api.paging"}
+    unbounded = {name for name, path in MODULES.items() if ".everything(" in path.read_text(encoding="utf-8")
+                 or 'links.get("next")' in path.read_text(encoding="utf-8")}
+    assert unbounded == set(), "pyzotero's everything() pages without end: use zotero_api/paging.every_page"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

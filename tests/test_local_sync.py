@@ -5,6 +5,7 @@ Zotero-Server-ID, refusals (Zotero 9, switched off, not running, server id), and
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -192,6 +193,22 @@ def test_429_on_a_write_honours_retry_after(desktop, papers):
     sleeps: list[float] = []
     assert sync(desktop, papers, top_n=3, sleeps=sleeps).result.created == 3
     assert 7.0 in sleeps
+
+
+def test_retry_after_nan_and_an_http_date_on_a_write(desktop, papers):
+    """'nan' is no number of seconds (our own backoff, not sleep(nan)); an HTTP date is the wait it names."""
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    desktop.dialog = ["always"]
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    desktop.inject(429, method="POST", path_contains="/collections", headers={"Retry-After": "nan"})
+    desktop.inject(429, method="POST", path_contains="/items", headers={"Retry-After": later})
+    sleeps: list[float] = []
+    assert sync(desktop, papers, top_n=3, sleeps=sleeps).result.created == 3
+    waits = [s for s in sleeps if s]  # (the write after the dialog is tried again at once)
+    assert len(waits) == 2 and all(math.isfinite(s) for s in waits), sleeps
+    assert 25 <= waits[1] <= 31, f"the HTTP date's 30 s, not 1 s: {sleeps}"
 
 
 def test_a_key_is_kept_per_server_id(desktop, papers):

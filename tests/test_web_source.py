@@ -137,6 +137,16 @@ def test_backoff_on_success_delays_the_next_request(zotero_server, sleeps):
     assert len(sleeps.waits) == 1 and 3 < sleeps.waits[0] <= 4
 
 
+def test_backoff_as_an_http_date_is_honoured(zotero_server, sleeps):
+    """pyzotero reads Backoff with float(): an HTTP date was 'not Zotero API data'; it is the wait it names."""
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    zotero_server.backoff_next = (1, format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True))
+    assert len(read_library(["zotero:web"], options_for(zotero_server, sleeps)).items) == 20
+    assert len(sleeps.waits) == 1 and 15 < sleeps.waits[0] <= 20
+
+
 def test_a_broken_cache_is_rebuilt(zotero_server, tmp_path, caplog):
     options = options_for(zotero_server, cache_dir=tmp_path)
     read_library(["zotero:web"], options)

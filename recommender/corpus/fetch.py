@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from recommender.bounded_http import PageGuard, server_name
 from recommender.corpus.http import AccessRefused, FetchError, FetchSettings, FetchStats, Http
 from recommender.corpus.records import (
     Records,
@@ -37,7 +38,7 @@ from recommender.corpus.records import (
 )
 from recommender.corpus.store import partial_dir, save_corpus, write_atomic
 from recommender.corpus.venues import Venue, known_names, pmlr_links, resolve_venue
-from recommender.errors import InputError, RecommenderError
+from recommender.errors import InputError, RecommenderError, ServerLimitError
 
 log = logging.getLogger(__name__)
 
@@ -258,10 +259,13 @@ def _list_notes(http: Http, url: str, venue_id: str, cache: Path) -> tuple[list[
 
 
 def _pages(http: Http, url: str, params: dict, cache: Path, *, reuse: bool) -> tuple[list[dict], int | None]:
+    """Pages until the reported count, a short page or an empty one; a listing that repeats a page or
+    runs past the page cap is one FetchError (bounded_http.PageGuard)."""
     size = http.page_size
     notes: list[dict] = []
     count: int | None = None
     offset = 0
+    guard = PageGuard(server_name(url), "reading OpenReview notes", limits=http.settings.bounds)
     while True:
         try:
             page, page_count = _page(http, url, {**params, "offset": offset, "limit": size,
@@ -275,12 +279,16 @@ def _pages(http: Http, url: str, params: dict, cache: Path, *, reuse: bool) -> t
                 continue
             raise
         if offset == 0:
-            count = page_count
+            count = guard.total = page_count
             http.start_progress("OpenReview notes", count)
+        try:
+            guard.page(tuple(str(note.get("id")) for note in page))
+        except ServerLimitError as error:
+            raise FetchError(str(error), detail=error.limit) from None
         notes += page
         offset += len(page)
         http.advance(len(page))
-        if not page or (count is not None and offset >= count) or (count is None and len(page) < size):
+        if not page or guard.done(offset) or (count is None and len(page) < size):
             return notes, count
 
 

@@ -1,6 +1,7 @@
 """Polite HTTP for corpus fetches: retries with backoff, Retry-After, resumable downloads, a progress bar.
 
-One httpx2 client (the one pyzotero uses) per fetch, at most `concurrency` connections. 429 and 5xx
+One bounded httpx2 client (recommender/bounded_http.py: byte caps, the deadline while a body streams,
+redirects, JSON depth) per fetch, at most `concurrency` connections. 429 and 5xx
 answers, dropped connections and bodies cut short are retried by the one retry rule (recommender/retry.py);
 `Retry-After` (seconds or an HTTP date) is obeyed up to `max_wait`, and so are rate-limit headers (`ratelimit-remaining: 0` with `ratelimit-reset`
 seconds, or `x-ratelimit-reset` as a Unix time): the next request waits for the window. An HTML
@@ -17,12 +18,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from recommender import progress
-from recommender.errors import RecommenderError
+from recommender.bounded_http import Limits as HttpLimits
+from recommender.bounded_http import bounded_client, loads, server_name, with_deadline
+from recommender.errors import RecommenderError, ServerLimitError
 from recommender.retry import (
     DEADLINE_ENV,
     RETRY_STATUS,
@@ -67,6 +70,7 @@ class FetchSettings:
     deadline: float = field(default_factory=default_deadline)  # tries of a server that does not answer, in all
     show_progress: bool = False
     sleep: Callable[[float], None] = time.sleep
+    bounds: HttpLimits | None = None  # bytes, JSON depth, redirects, pages (bounded_http); deadline from above
 
     def retry_policy(self) -> RetryPolicy:
         """These settings as the shared retry rule's policy (`retries` counts the tries after the first)."""
@@ -90,8 +94,10 @@ class Http:
 
         self.settings, self.stats = settings, stats
         self._lock = threading.Lock()
-        self.client = httpx2.Client(
-            timeout=min(settings.timeout, settings.deadline), follow_redirects=True, headers={"User-Agent": USER_AGENT},
+        # each answer must be in within the deadline of its request, however slowly it streams
+        self.client = bounded_client(
+            bounds=replace(settings.bounds or HttpLimits(), deadline_s=settings.deadline),
+            timeout=min(settings.timeout, settings.deadline), headers={"User-Agent": USER_AGENT},
             limits=httpx2.Limits(max_connections=max(1, settings.concurrency)),
         )
         self._bar: contextlib.ExitStack | None = None  # the progress bar now shown (recommender/progress.py)
@@ -113,6 +119,8 @@ class Http:
             response = self.client.post(url, json=body)
         except httpx2.HTTPError as error:
             raise FetchError(f"{url}: {type(error).__name__}: {error}") from None
+        except ServerLimitError as error:
+            raise FetchError(str(error), detail=error.limit) from None
         try:
             self._check_status(response)
             return self._json_body(response, url)
@@ -146,20 +154,21 @@ class Http:
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """GET and parse JSON; a body that is cut short or not JSON counts as a failed try."""
-        return self._with_retries(url, lambda: self._get_json_once(url, params))
+        return self._with_retries(url, lambda: self._json_body(self._get_once(url, params), url))
 
-    def _get_json_once(self, url: str, params: dict[str, Any] | None) -> Any:
+    def _get_once(self, url: str, params: dict[str, Any] | None) -> Any:
         self._wait_for_rate_limit()
         response = self.client.get(url, params=params)
         self._note_rate_limit(response.headers)
         self._check_status(response)
         self.stats.bytes += len(response.content)
-        return self._json_body(response, url)
+        return response
 
     def get_bytes(self, url: str, params: dict[str, Any] | None = None, *, max_bytes: int = MAX_BODY_BYTES,
                   check: Callable[[bytes], Any] | None = None) -> Any:
-        """GET a body of at most `max_bytes` (a longer one is a FetchError); `check(body)` turns it into the
-        answer and may raise `Retry` for a body that is cut short (retried like a dropped connection)."""
+        """GET one answer's bytes (an Atom feed, say), retried and bounded like every other read (the bounded
+        client's caps and deadline), and at most `max_bytes` (a longer one is a FetchError); `check(body)` turns
+        it into the answer and may raise `Retry` for a body that is cut short (retried like a dropped connection)."""
         return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check))
 
     def _get_bytes_once(self, url: str, params: dict[str, Any] | None, max_bytes: int,
@@ -186,7 +195,7 @@ class Http:
             raise AccessRefused(f"{url}: answered with an HTML page ('{page}') instead of JSON: "
                                 "the service wants a browser or a login", response.status_code)
         try:
-            return json.loads(response.content)
+            return loads(response.content, server_name(response.request.url))
         except ValueError as error:
             raise Retry(f"the answer is not complete JSON ({error})") from None
 
@@ -219,11 +228,20 @@ class Http:
         return part.read_bytes().decode("utf-8-sig", errors="replace")
 
     def _download_once(self, url: str, part: Path) -> None:
+        """One try; a limit hit (the file cap, the deadline) removes what was downloaded, it cannot be resumed."""
         validator_file = part.with_name(part.name + ".validator")
+        try:
+            self._download_into(url, part, validator_file)
+        except ServerLimitError:
+            part.unlink(missing_ok=True)
+            validator_file.unlink(missing_ok=True)
+            raise
+
+    def _download_into(self, url: str, part: Path, validator_file: Path) -> None:
         headers = {}
         if part.is_file() and part.stat().st_size and validator_file.is_file():
             headers = {"Range": f"bytes={part.stat().st_size}-", "If-Range": validator_file.read_text()}
-        with self.client.stream("GET", url, headers=headers) as response:
+        with self.client.stream("GET", url, headers=headers, extensions=with_deadline(None, download=True)) as response:
             self._check_status(response)
             resumed = response.status_code == 206
             if not resumed:
@@ -258,11 +276,15 @@ class Http:
         """`attempt` under the shared retry rule; what is left when it gives up is one FetchError."""
         import httpx2
 
+        settings = self.settings
+
         def counted() -> Any:
             with self._lock:
                 self.stats.requests += 1
             try:
                 return attempt()
+            except ServerLimitError as error:  # too big, too deep, too slow, a redirect loop: not retried
+                raise FetchError(str(error), detail=error.limit) from None
             except (httpx2.InvalidURL, httpx2.UnsupportedProtocol) as error:
                 raise FetchError(f"{url}: {error}") from None
             except httpx2.ConnectError as error:
@@ -279,7 +301,6 @@ class Http:
                 self.stats.retries += 1
                 self.stats.waits.append(wait)
 
-        settings = self.settings
         try:
             return with_retries(counted, settings.retry_policy(), note)
         except GaveUp as end:

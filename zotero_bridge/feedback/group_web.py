@@ -31,9 +31,12 @@ def group_creators(session: WebSession, memory: Memory, library: str, snapshot: 
         me = _my_user_id(session)
     zot = session.zot
     kwargs = {"since": version} if version else {}
-    rows = list(session.call("reading who saved what", lambda: zot.top(limit=PAGE_SIZE, **kwargs)))
-    while zot.links and zot.links.get("next"):
-        rows.extend(session.call("reading who saved what", zot.follow))
+    from zotero_bridge.zotero_api.paging import every_page, listing
+
+    what = "reading who saved what"
+    check = listing(session.credentials.endpoint, what)
+    rows = every_page(zot, what, check(session.call(what, lambda: zot.top(limit=PAGE_SIZE, **kwargs))),
+                      run=lambda request: session.call(what, request), check=check)
     created = {}
     for row in rows:
         user = (row.get("meta") or {}).get("createdByUser") if isinstance(row, Mapping) else None

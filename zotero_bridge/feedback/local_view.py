@@ -20,16 +20,15 @@ DEFAULT_ENDPOINT = "http://localhost:23119/api"
 
 
 def read_local_view(endpoint: str, group: str | None) -> SqliteLibrary:
-    from pyzotero import zotero
+    from zotero_bridge.sources.local import _client, every_page_of
 
     endpoint = (endpoint or DEFAULT_ENDPOINT).rstrip("/")
     library_type, library_id = ("group", group.strip()) if group and group.strip().isdigit() else ("user", "0")
-    client = zotero.Zotero(library_id, library_type, local=True)
-    client.endpoint = endpoint
+    client = _client(endpoint, library_id, library_type)
     try:
-        rows = client.everything(client.items())
-        trash = client.everything(client.trash())
-        collections = client.everything(client.collections())
+        rows = every_page_of(client, endpoint, "reading items", client.items)
+        trash = every_page_of(client, endpoint, "reading the trash", client.trash)
+        collections = every_page_of(client, endpoint, "reading collections", client.collections)
     except Exception as error:  # pyzotero and httpx errors alike: one line, the list is still made
         raise SourceError(f"could not read zotrec's items from the local API at {endpoint}: "
                           f"{str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"

@@ -68,11 +68,12 @@ def deleted_for_good(session: WebSession, keys: list[str]) -> frozenset[str]:
 
 
 def _changed_items(session: WebSession, since: int) -> list[dict]:
-    zot = session.zot
-    objects = list(session.call("reading changed notes and attachments",
-                                lambda: zot.items(since=since, limit=PAGE_SIZE)))
-    while zot.links and zot.links.get("next"):
-        objects.extend(session.call("reading changed notes and attachments", zot.follow))
+    from zotero_bridge.zotero_api.paging import every_page, listing
+
+    zot, what = session.zot, "reading changed notes and attachments"
+    check = listing(session.credentials.endpoint, what)
+    objects = every_page(zot, what, check(session.call(what, lambda: zot.items(since=since, limit=PAGE_SIZE))),
+                         run=lambda request: session.call(what, request), check=check)
     return [o["data"] for o in objects if isinstance(o, dict) and isinstance(o.get("data"), dict)]
 
 

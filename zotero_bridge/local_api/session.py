@@ -10,14 +10,15 @@ It offers the calls the sync plan uses, as the Web API session does (`credential
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from recommender.retry import GaveUp, Retry, RetryPolicy, retry_after, with_retries
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.local_api.keys import KeyStore
 from zotero_bridge.sources.base import SourceOptions
@@ -63,24 +64,20 @@ class LocalSession:
     """A pyzotero client in local mode plus request counting, authorization and one-line errors."""
 
     def __init__(self, endpoint: str, options: SourceOptions | None = None, keys: KeyStore | None = None) -> None:
-        import httpx2
-        from pyzotero import zotero
+        from zotero_bridge.zotero_api.paging import make_zotero
 
         options = options or SourceOptions()
-        policy = options.extra.get("retry_policy")
-        self.sleep: Callable[[float], None] = getattr(policy, "sleep", time.sleep)
-        self.max_wait_s: float = getattr(policy, "max_wait_s", 120.0)
+        self.policy: RetryPolicy = options.extra.get("retry_policy") or RetryPolicy()
         self.endpoint = (endpoint or DEFAULT_ENDPOINT).rstrip("/")
         self.keys = keys or KeyStore(options.extra.get("local_key_file"))
         self.reads = self.writes = self.prompts = 0
         self.waited_s = 0.0
         self.last_version: int | None = None
         self.remembered = False  # the key in use came from "Always Allow"
-        client = httpx2.Client(timeout=REQUEST_TIMEOUT_S, trust_env=False,
+        # every answer bounded (recommender/bounded_http.py); no rate limits on reads locally, writes wait in post()
+        self.zot = make_zotero("0", "user", local=True, endpoint=self.endpoint, timeout=REQUEST_TIMEOUT_S,
                                event_hooks={"request": [self._on_request], "response": [self._on_response]})
-        self.zot = zotero.Zotero("0", "user", local=True, client=client)
-        self.zot.endpoint = self.endpoint
-        self.zot._check_backoff = lambda: None  # no rate limits on reads locally; writes wait in post()
+        client = self.zot.client
         try:
             server_id = self._server_id()
         except BaseException:
@@ -166,34 +163,53 @@ class LocalSession:
             headers["Zotero-Write-Token"] = write_token
         if library_version is not None:
             headers["If-Unmodified-Since-Version"] = str(library_version)
-        for _ in range(MAX_PROMPTS + 3):
+
+        def attempt() -> Any:
             response = self._send("POST", url, headers, json.dumps(payload))
-            status, body = response.status_code, _first_line(response.text)
-            if status < 300:
-                if not self.remembered:
-                    self.zot.local_api_key = None  # "Allow" is good for one write; Zotero has consumed it
-                try:
-                    result = response.json()
-                except ValueError:
-                    raise BridgeError(f"Zotero sent a reply that is not JSON while {what}") from None
-                return result if isinstance(result, dict) else {}
-            if status == 401:
-                self._authorize(body, what)
-                continue
-            if status == 429:
-                self._wait(response, what)
-                continue
-            if status == 412 and "Zotero-Server-ID" in body:
-                raise LocalAccessError(f"another Zotero database now answers at {self.endpoint} (the server id "
-                                       "changed: another profile, or a restored database); nothing more was "
-                                       "written: run zotrec sync again")
-            if status == 428 and "Zotero-Server-ID" in body:
-                raise LocalAccessError(f"Zotero at {self.endpoint} wants its server id on every write and did not "
-                                       "get it while " + what + "; run zotrec sync again")
-            if status == 412:
-                raise WriteConflict(f"{self.credentials.describe()} changed while {what} ({body})")
-            raise self._refusal(status, body, what)
-        raise BridgeError(f"Zotero kept refusing zotrec's writes while {what}; nothing more was sent")
+            if response.status_code == 401:
+                self._authorize(_first_line(response.text), what)
+                raise Retry("Zotero asked for permission", 0.0)
+            if response.status_code == 429:
+                raise Retry("HTTP 429", retry_after(response.headers.get("Retry-After")))
+            return response
+
+        response = self._with_retries(attempt, what, MAX_PROMPTS + 3,
+                                      f"Zotero kept refusing zotrec's writes while {what}; nothing more was sent")
+        status, body = response.status_code, _first_line(response.text)
+        if status < 300:
+            if not self.remembered:
+                self.zot.local_api_key = None  # "Allow" is good for one write; Zotero has consumed it
+            try:
+                result = response.json()
+            except ValueError:
+                raise BridgeError(f"Zotero sent a reply that is not JSON while {what}") from None
+            return result if isinstance(result, dict) else {}
+        if status == 412 and "Zotero-Server-ID" in body:
+            raise LocalAccessError(f"another Zotero database now answers at {self.endpoint} (the server id "
+                                   "changed: another profile, or a restored database); nothing more was "
+                                   "written: run zotrec sync again")
+        if status == 428 and "Zotero-Server-ID" in body:
+            raise LocalAccessError(f"Zotero at {self.endpoint} wants its server id on every write and did not "
+                                   "get it while " + what + "; run zotrec sync again")
+        if status == 412:
+            raise WriteConflict(f"{self.credentials.describe()} changed while {what} ({body})")
+        raise self._refusal(status, body, what)
+
+    def _with_retries(self, attempt: Callable[[], T], what: str, attempts: int, kept_failing: str) -> T:
+        """`attempt` under the one retry rule (recommender/retry.py): Retry-After obeyed up to the policy's
+        limit (seconds or an HTTP date; nonsense such as 'nan' gets our own backoff)."""
+        def note(reason: str, wait: float, tries: int) -> None:
+            if wait > 0:
+                log.info("Zotero asked zotrec to wait %.0f s (%s); waiting.", wait, reason)
+            self.waited_s += wait
+
+        try:
+            return with_retries(attempt, dataclasses.replace(self.policy, attempts=attempts), note)
+        except GaveUp as end:
+            if end.why == "wait":
+                raise LocalAccessError(f"Zotero asked zotrec to wait {end.wait:.0f} s while {what}; nothing more "
+                                       "was sent, run zotrec sync again later") from None
+            raise LocalAccessError(kept_failing) from None
 
     def _send(self, method: str, url: str, headers: dict[str, str], content: str) -> Any:
         import httpx2
@@ -217,19 +233,6 @@ class LocalSession:
             return LocalAccessError(READ_ONLY.format(url=self.endpoint))
         return BridgeError(f"Zotero answered HTTP {status} while {what}: {body or 'no details'}")
 
-    def _wait(self, response: Any, what: str) -> None:
-        """Wait as long as Zotero asked (Retry-After), or stop in one line when that is longer than we accept."""
-        try:
-            seconds = max(float(response.headers.get("Retry-After") or 1), 0.0)
-        except ValueError:
-            seconds = 1.0
-        if seconds > self.max_wait_s:
-            raise LocalAccessError(f"Zotero asked zotrec to wait {seconds:.0f} s while {what}; nothing more was "
-                                   "sent, run zotrec sync again later")
-        log.info("Zotero asked zotrec to wait %.0f s; waiting.", seconds)
-        self.waited_s += seconds
-        self.sleep(seconds)
-
     # ---- authorization ----------------------------------------------------------------------------------
     def _authorize(self, body: str, what: str) -> None:
         """Ask Zotero for a key (its dialog); keep an "Always Allow" key for this server id."""
@@ -247,21 +250,23 @@ class LocalSession:
         url = (origin.group(0) if origin else self.endpoint) + path
         log.warning("Zotero is asking whether zotrec may write to your library: answer the dialog in Zotero "
                     "(choose 'Always Allow' so that later syncs do not ask again).")
-        for _ in range(2):
+
+        def ask() -> Any:
             self.prompts += 1
             response = self._ask(url)
-            if response.status_code != 429:
-                break
-            self._wait(response, "waiting to ask Zotero for permission")
+            if response.status_code == 429:
+                raise Retry("HTTP 429", retry_after(response.headers.get("Retry-After")))
+            return response
+
+        response = self._with_retries(ask, "waiting to ask Zotero for permission", 2,
+                                      "Zotero is limiting how often zotrec may ask for permission; wait a minute "
+                                      "and run zotrec sync again")
         status = response.status_code
         if status == 403 and "denied" in response.text:
             raise LocalAccessError("you denied zotrec write access in Zotero's dialog: nothing was written (run "
                                    "zotrec sync again and choose 'Always Allow' to let it write the collection)")
         if status == 403:
             raise LocalAccessError(f"Zotero's local API is switched off (403 from {url}): {SWITCH_ON}")
-        if status == 429:
-            raise LocalAccessError("Zotero is limiting how often zotrec may ask for permission; wait a minute "
-                                   "and run zotrec sync again")
         try:
             answer = response.json()
             key, remember = str(answer["key"]), bool(answer.get("remember"))

@@ -42,6 +42,20 @@ def open_local(endpoint: str, options: SourceOptions) -> tuple[LocalSession, Any
     return session, cache
 
 
+def _every_page(session: LocalSession, what: str, first: Any) -> list[dict]:
+    """Every page of one listing, bounded (zotero_api/paging.py: Total-Results, next-link loops, the page cap)."""
+    from zotero_bridge.sources.local import _objects
+    from zotero_bridge.zotero_api.paging import every_page
+
+    def run(request: Any) -> Any:
+        return session.call(what, request)
+
+    def check(page: Any) -> list[dict]:
+        return _objects(session.endpoint, page)
+
+    return every_page(session.zot, what, check(run(first)), run=run, check=check)
+
+
 def read_snapshot(session: LocalSession, cache: Any):
     """Every top-level item (trash flagged) and collection, as one consistent Snapshot at the library's local
     version (zotero_api/consistent.py: edits between pages and short pages are read again, never concluded)."""
@@ -50,12 +64,12 @@ def read_snapshot(session: LocalSession, cache: Any):
     from zotero_bridge.zotero_api.snapshot import Snapshot
 
     zot = session.zot
-    items = Listing("reading items", lambda: session.call("reading items", lambda: zot.everything(
-                        zot.top(limit=PAGE_SIZE, includeTrashed=1))),
+    items = Listing("reading items", lambda: _every_page(session, "reading items",  # bounded paging (paging.py)
+                                                        lambda: zot.top(limit=PAGE_SIZE, includeTrashed=1)),
                     lambda: zot.top(format="versions", includeTrashed=1, limit=None),
                     lambda keys: zot.items(itemKey=",".join(keys), includeTrashed=1, limit=len(keys)))
-    collections = Listing("reading collections", lambda: session.call("reading collections", lambda: zot.everything(
-                              zot.collections(limit=PAGE_SIZE))),
+    collections = Listing("reading collections", lambda: _every_page(session, "reading collections",
+                                                                    lambda: zot.collections(limit=PAGE_SIZE)),
                           lambda: zot.collections(format="versions", limit=None))
     rows, folders, version = read_consistent(session, items, collections,
                                              lambda what, answer: _objects(session.endpoint, answer))

@@ -36,8 +36,8 @@ def read_local_library(argument: str, options: SourceOptions) -> LibraryRead:
     if options.group and options.group.strip().casefold() not in ("user", "my library"):
         library_type, library_id = "group", _group_id(client, endpoint, options.group.strip())
         client = _client(endpoint, library_id, "group")
-    collections = _objects(endpoint, _call(endpoint, lambda: client.everything(client.collections())))
-    rows = _objects(endpoint, _call(endpoint, lambda: client.everything(client.top())))
+    collections = every_page_of(client, endpoint, "reading collections", client.collections)
+    rows = every_page_of(client, endpoint, "reading items", client.top)
     paths = collection_paths({row["key"]: row.get("data", row) for row in collections
                               if isinstance(row, dict) and "key" in row})
     label = f"{library_type} library {library_id}"
@@ -63,11 +63,23 @@ def _objects(endpoint: str, answer: Any) -> list[dict]:
 
 
 def _client(endpoint: str, library_id: str, library_type: str) -> Any:
-    from pyzotero import zotero
+    """pyzotero in local mode on the bounded client (recommender/bounded_http.py)."""
+    from zotero_bridge.zotero_api.paging import make_zotero
 
-    client = zotero.Zotero(library_id, library_type, local=True)
-    client.endpoint = endpoint
-    return client
+    return make_zotero(library_id, library_type, local=True, endpoint=endpoint)
+
+
+def every_page_of(client: Any, endpoint: str, what: str, first: Callable[[], Any]) -> list[dict]:
+    """Every page of one listing as Zotero API objects, bounded (zotero_api/paging.py)."""
+    from zotero_bridge.zotero_api.paging import every_page
+
+    def run(request: Callable[[], Any]) -> Any:
+        return _call(endpoint, request)
+
+    def check(page: Any) -> list[dict]:
+        return _objects(endpoint, page)
+
+    return every_page(client, what, check(run(first)), run=run, check=check)
 
 
 def _group_id(client: Any, endpoint: str, group: str) -> str:

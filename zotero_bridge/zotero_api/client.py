@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from recommender.bounded_http import Limits
 from recommender.retry import RETRY_STATUS, GaveUp, Retry, RetryPolicy, retry_after, with_retries
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.zotero_api.credentials import Credentials, redact
@@ -59,8 +60,7 @@ class WebSession:
     """A pyzotero `Zotero` for one library plus request counting and the retry/backoff rules."""
 
     def __init__(self, credentials: Credentials, policy: RetryPolicy | None = None) -> None:
-        import httpx2
-        from pyzotero import zotero
+        from zotero_bridge.zotero_api.paging import make_zotero
 
         self.credentials = credentials
         self.policy = policy or RetryPolicy()
@@ -74,11 +74,11 @@ class WebSession:
         self._asked_wait = 0.0
         self._call_started = 0.0
         self.deadline_s = self.policy.deadline_s
-        client = httpx2.Client(follow_redirects=True, timeout=min(REQUEST_TIMEOUT_S, self.deadline_s),
+        # every answer bounded (bytes, JSON depth, redirects) and in within the deadline however it streams
+        self.zot = make_zotero(credentials.library_id, credentials.library_type, api_key=credentials.api_key,
+                               endpoint=credentials.endpoint, bounds=Limits(deadline_s=self.deadline_s),
+                               timeout=min(REQUEST_TIMEOUT_S, self.deadline_s),
                                event_hooks={"request": [self._on_request], "response": [self._on_response]})
-        self.zot = zotero.Zotero(credentials.library_id, credentials.library_type, credentials.api_key,
-                                 client=client)
-        self.zot.endpoint = credentials.endpoint
         # pyzotero sleeps for whatever the server asks, with no upper bound; route its waits through ours
         self.zot._check_backoff = self.wait_if_asked
 

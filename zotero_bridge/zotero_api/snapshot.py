@@ -19,6 +19,7 @@ from zotero_bridge.errors import SourceError
 from zotero_bridge.zotero_api.cache import WebCache
 from zotero_bridge.zotero_api.client import WebSession
 from zotero_bridge.zotero_api.collection_path import collection_paths
+from zotero_bridge.zotero_api.paging import every_page
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +69,17 @@ def _objects(session: WebSession, what: str, answer: Any) -> list[dict]:
 
 
 def _all_pages(session: WebSession, what: str, first: Callable[[], list]) -> tuple[list[dict], int]:
-    """Every page of a read, and the library version the first page reported (a safe sync point)."""
-    zot = session.zot
+    """Every page of a read (bounded: zotero_api/paging.py), and the library version the first page
+    reported (a safe sync point)."""
     objects = _objects(session, what, session.call(what, first))
     version = session.last_version or 0
-    total_header = zot.request.headers.get("Total-Results") if zot.request is not None else None
-    total = int(total_header) if total_header and str(total_header).isdigit() else 0
-    while zot.links and zot.links.get("next"):
-        objects.extend(_objects(session, what, session.call(what, zot.follow)))
-        if len(objects) % (PAGE_SIZE * PROGRESS_EVERY_PAGES) == 0:
-            log.info("…%s: %d of %d", what, len(objects), total)
+
+    def progress(pages: int, total: int | None) -> None:
+        if pages % PROGRESS_EVERY_PAGES == 0:
+            log.info("…%s: %d pages of %s", what, pages, f"{total:,} objects" if total is not None else "?")
+
+    objects = every_page(session.zot, what, objects, run=lambda request: session.call(what, request),
+                         check=lambda page: _objects(session, what, page), progress=progress)
     return objects, version
 
 

@@ -152,7 +152,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
             if request.dry_run or not report.plan.needs_writes:
                 break
             try:
-                cache.record_leaving(report.plan.collection_key or "", [e.item_key for e in report.plan.of("remove")])
+                cache.record_leaving(report.plan.collection_key or "",
+                                     [e.item_key for e in report.plan.of("remove", "trash")])
                 report.result = Writer(session, cache, snapshot).apply(report.plan, report.recommendations)
                 break
             except WriteConflict as conflict:
@@ -229,15 +230,22 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
 
 def _taken_out_by_us(cache, snapshot, remembered):
     """Papers a killed run was taking out of the collection (cache.leaving) and that are out now: zotrec took
-    them out (RETIRED), the user did not dismiss them."""
+    them out (RETIRED) or moved them to the trash (TRASHED); the user did not dismiss them."""
     from dataclasses import replace
 
-    from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED
+    from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, TRASHED
 
     leaving = cache.leaving()
-    return {cid: replace(paper, status=RETIRED) if paper.status == IN_COLLECTION and paper.item_key in leaving
-            and leaving[paper.item_key] not in (snapshot.items.get(paper.item_key, {}).get("collections") or [])
-            else paper for cid, paper in remembered.items()}
+
+    def now(paper):
+        if paper.status != IN_COLLECTION or paper.item_key not in leaving:
+            return paper
+        data = snapshot.items.get(paper.item_key, {})
+        if data.get("deleted"):
+            return replace(paper, status=TRASHED)
+        return replace(paper, status=RETIRED) if leaving[paper.item_key] not in (data.get("collections") or []) else paper
+
+    return {cid: now(paper) for cid, paper in remembered.items()}
 
 
 def _stable(recs: list[Recommendation], members: set[str], top_n: int) -> list[Recommendation]:

@@ -36,7 +36,7 @@ from recommender.corpus.records import (
     merge_records,
     note_records,
 )
-from recommender.corpus.store import partial_dir, save_corpus, write_atomic
+from recommender.corpus.store import partial_dir, save_corpus, write_text_file
 from recommender.corpus.venues import Venue, known_names, pmlr_links, resolve_venue
 from recommender.errors import InputError, RecommenderError, ServerLimitError
 
@@ -301,7 +301,7 @@ def _page(http: Http, url: str, params: dict, kept: Path, *, reuse: bool) -> tup
             kept.unlink(missing_ok=True)
     where = f"{url} offset {params['offset']}"
     notes, count = check_notes_page(http.get_json(url, params), where)
-    write_atomic(kept, json.dumps(notes, ensure_ascii=False))
+    write_text_file(kept, json.dumps(notes, ensure_ascii=False))
     return notes, count
 
 

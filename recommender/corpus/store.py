@@ -166,7 +166,7 @@ def save_corpus(name: str, papers: list[dict[str, Any]], provenance: dict[str, A
         **provenance,
         "papers": papers,
     }
-    write_atomic(target, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+    write_text_file(target, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
     return target
 
 
@@ -203,7 +203,7 @@ def remove_stored(name: str) -> StoredCorpus:
     return removed
 
 
-def write_atomic(target: Path, text: str) -> None:
+def write_text_file(target: Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename: readers never see half a file; the
     folder is made private (0700), the file 0600."""
     private_dir(target.parent)

@@ -273,3 +273,33 @@ def test_the_deadline_comes_from_the_environment(monkeypatch):
     assert FetchSettings().deadline == 7.5
     monkeypatch.setenv("ZOTREC_DEADLINE_S", "soon")
     assert FetchSettings().deadline == DEADLINE_S
+
+
+def test_a_partial_download_is_private_and_never_written_through_a_link(tmp_path):
+    """Under umask 000 the partial BibTeX and its validator are 0600; a link planted at the partial file's
+    name is refused (O_NOFOLLOW), and the file it points to is left as it was."""
+    import os
+    import stat
+
+    from recommender.corpus.fetch import Http
+    from recommender.corpus.http import FetchStats
+
+    entries = [{"key": f"p{n}25a", "title": f"Proceedings Paper {n}", "author": "A, B", "openreview": f"id{n}"}
+               for n in range(5)]
+    part = tmp_path / "partial" / "icml25.bib.part"
+    part.parent.mkdir(mode=0o700)
+    old = os.umask(0)
+    try:
+        with FakeConference([], make_bibtex(entries)) as server, Http(settings(), FetchStats()) as http:
+            http.download_text(f"{server.url}/icml25.bib", part)
+            modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in part.parent.iterdir()}
+            part.unlink()
+            target = tmp_path / "someone-elses-file"
+            target.write_text("keep me")
+            part.symlink_to(target)
+            with pytest.raises(OSError):
+                http.download_text(f"{server.url}/icml25.bib", part)
+    finally:
+        os.umask(old)
+    assert modes and set(modes.values()) == {0o600}, modes
+    assert target.read_text() == "keep me"

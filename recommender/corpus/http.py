@@ -37,7 +37,7 @@ from recommender.retry import (
     unresolved_host,
     with_retries,
 )
-from recommender.store import private_dir
+from recommender.store import private_dir, write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -248,12 +248,12 @@ class Http:
                 validator = response.headers.get("etag") or response.headers.get("last-modified")
                 private_dir(part.parent)
                 if validator:
-                    validator_file.write_text(validator)
+                    write_bytes(validator_file, validator.encode("utf-8"))  # the one private writer
                 else:
                     validator_file.unlink(missing_ok=True)
             else:
                 log.info("%s: resuming at byte %d", url, part.stat().st_size)
-            with part.open("ab" if resumed else "wb") as out:
+            with _private_part(part, resumed) as out:
                 for chunk in response.iter_bytes():
                     out.write(chunk)
                     self.stats.bytes += len(chunk)
@@ -333,3 +333,15 @@ def rate_limit_reset(headers: Any) -> float | None:
     if value and value.strip().isdigit():
         return max(0.0, float(value) - time.time())
     return None
+
+
+def _private_part(part: Path, resumed: bool):
+    """The partial download opened for writing as this user's own file (0600, whatever the umask), never through
+    a link planted at its name; appended to when the server resumes it."""
+    import os
+
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if resumed else os.O_TRUNC)
+    descriptor = os.open(part, flags, 0o600)
+    if hasattr(os, "fchmod"):
+        os.fchmod(descriptor, 0o600)
+    return os.fdopen(descriptor, "ab" if resumed else "wb")

@@ -5,6 +5,7 @@ line counting those skips (`pytest_terminal_summary`)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,24 @@ def zotero_server(monkeypatch):
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB file system (a tmpfs) and a way to fill it; skipped where mounting is not allowed."""
+    root = tmp_path / "disk"
+    root.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+
+    def fill() -> None:
+        with open(root / "ballast", "wb", buffering=0) as ballast:
+            try:
+                while True:
+                    ballast.write(b"\0" * 4096)
+            except OSError:
+                pass
+
+    yield root, fill
+    subprocess.run(["umount", "-l", str(root)], check=False)

@@ -21,27 +21,6 @@ from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 from .test_sync import corpus_file, ours  # noqa: F401  (a fixture)
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 256 KiB file system (a tmpfs) and a way to fill it; skipped where mounting is not allowed."""
-    root = tmp_path / "disk"
-    root.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-
-    def fill() -> None:
-        with open(root / "ballast", "wb", buffering=0) as ballast:
-            try:
-                while True:
-                    ballast.write(b"\0" * 4096)
-            except OSError:
-                pass
-
-    yield root, fill
-    subprocess.run(["umount", "-l", str(root)], check=False)
-
-
 def sync_args(server, corpus, top_n=5):
     return ["sync", "--library-id", str(ZOTERO_USER_ID), "--endpoint", server.url, "--corpus", str(corpus),
             "--features", "tfidf", "-n", str(top_n)]

@@ -103,11 +103,20 @@ def _simple_math(piece: str) -> str | None:
     Gives what pylatexenc gives (checked on every formula of the v267 excerpt and the ICML 2025
     titles) at a fraction of the cost; None for anything else (a macro with an argument, …).
     """
-    if len(piece) < 3 or piece[0] != "$" or piece[-1] != "$" or piece[1] == "$" or _ARGUMENT.search(piece):
+    if len(piece) < 3 or piece[0] != "$" or piece[-1] != "$" or piece[1] == "$":
         return None
+    body = piece[1:-1]
+    if _ARGUMENT.search(body):  # pylatexenc strips the formula and reads '~' as a no-break space: left to it
+        if "~" in body or "$" in body or body[0].isspace() or body[-1].isspace():
+            return None
+        body = _argument_macros_expanded(body)
+        if body is None:
+            return None
+        shown = _simple_math(f"${body}$")
+        return shown if shown is not None and shown == shown.strip() else None
     parts: list[str] = []
     after_macro = False
-    for token in _MATH_TOKEN.findall(piece[1:-1]):
+    for token in _MATH_TOKEN.findall(body):
         if token in ("\\{", "\\}"):
             parts.append(token[1])
         elif token[0] == "\\":
@@ -121,6 +130,52 @@ def _simple_math(piece: str) -> str | None:
             parts.append(token.lstrip() if after_macro else token)  # LaTeX eats the space after a macro
         after_macro = False
     return "".join(parts)
+
+
+def _argument_macros_expanded(body: str) -> str | None:
+    """`\\frac{a}{b}` → `{a}/{b}`, `\\sqrt{x}` → `√({x})` (pylatexenc's own templates, each argument kept as a
+    group, rendered with the rest); None for any other macro given an argument, or arguments not in braces."""
+    for _ in range(64):
+        found = _ARGUMENT.search(body)
+        if not found:
+            return body
+        name = found.group()[1:-1]
+        if name not in _ARGUMENT_TEMPLATES:
+            return None
+        template, count = _ARGUMENT_TEMPLATES[name]
+        arguments, end = [], found.end() - 1
+        for _ in range(count):
+            close = _group_end(body, end)
+            if close is None:
+                return None
+            arguments.append(body[end:close])
+            end = close
+        body = body[:found.start()] + template.format(*arguments) + body[end:]
+    return None
+
+
+_ARGUMENT_TEMPLATES = {"frac": ("{}/{}", 2), "sqrt": ("\u221a({})", 1), "underline": ("{}", 1),
+                       "overline": ("{}", 1)}
+
+
+def _group_end(text: str, start: int) -> int | None:
+    """The offset just after the brace group opening at `start` (escaped braces skipped); None if there is none."""
+    if not text.startswith("{", start):
+        return None
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if not depth:
+                return index + 1
+        index += 1
+    return None
 
 
 @lru_cache(maxsize=2_000)

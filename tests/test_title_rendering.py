@@ -64,3 +64,27 @@ def test_the_quick_math_path_gives_what_the_latex_renderer_gives():
     for piece, shown in quick.items():
         if shown is not None:
             assert shown == converter.latex_to_text(piece), piece
+
+
+ARGUMENT_FORMULAS = [
+    r"$O(\frac{\log{} B}{\varepsilon^2\alpha^2})$", r"${O}(1/\sqrt{k})$", r"$\underline{{o}}_{3}$", r"$\frac{a}{b} c$",
+    r"$\sqrt{\frac{1}{n}}$", r"$x\sqrt{y}z$", r"$\frac{\{a\}}{b}$", r"$\underline{x} y$", r"$a \overline{b}$",
+    r"$\frac{a}{b}^2$", r"$\sqrt{x}_{i}$", r"$x\frac{ a }{ b }y$", r"$\frac{\log n}{n}$", r"$O(\sqrt{T\log T})$",
+    r"$\frac{1}{2}\alpha \beta$", r"$\sqrt{\alpha} x$", r"$\frac{a}{b}\frac{c}{d}$", r"$\frac{a}{\sqrt{b}}$",
+    r"$\underline{\underline{x}}$", r"$\frac{x}{y}\cdot z$", r"$2^{\frac{1}{2}}$", r"$\frac{\infty}{\Sigma}$",
+    # left to pylatexenc, which strips the formula, reads '~' as a no-break space, or parses what the shortcut does not
+    r"$\frac{ a }{ b }$", r"$ \frac{a}{b} $", r"$\frac{a}{b}~c$", r"$\frac{a}{b}$$", r"$\alpha\frac{a}{b}$",
+    r"$\frac{a} {b}$", r"$\frac{a}$", r"$\frac{\mathcal{O}}{b}$", r"$\frac{a}{b}\,c$", r"$\frac{}{b}$", r"$\sqrt[3]{a}$",
+    r"$\hat{x}$", r"$\frac{a}{b}\\c$",
+]
+
+
+@pytest.mark.parametrize("formula", ARGUMENT_FORMULAS)
+def test_fractions_roots_and_underlines_render_as_pylatexenc_renders_them(formula):
+    from recommender import text
+
+    shown = text._simple_math(formula)
+    if formula in ARGUMENT_FORMULAS[:22]:
+        assert shown is not None, "a plain fraction, root or underline should not need the LaTeX parser"
+    if shown is not None:
+        assert shown == text._latex_to_text(formula)

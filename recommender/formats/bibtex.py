@@ -18,6 +18,8 @@ from pathlib import Path
 from recommender.items import Skipped
 
 _ENTRY_START = re.compile(r"^[ \t]*@", re.MULTILINE)
+_SPACE = re.compile(r"\s*")
+_BRACES = re.compile(r"[{}]")
 MAX_FIELD_CHARS = 1 << 20  # one field or @string value: 1 Mi characters, far above any abstract
 MAX_EXPANSION_CHARS = 64 << 20  # every macro substitution of one file together
 
@@ -41,6 +43,14 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
     starts = [match.start() for match in _ENTRY_START.finditer(text)]
     for start, end in zip(starts, [*starts[1:], len(text)]):
         line = lines.line_of(start)
+        plain = _plain_entry(text[start:end], parser_class)
+        if plain is not None:
+            command, key, fields = plain
+            entry = {}
+            for name, value in fields:
+                entry.setdefault(name.lower(), " ".join(value.split()))
+            entries.append({**entry, "ID": key, "ENTRYTYPE": command.lower(), "_line": line})
+            continue
         errors: list[Exception] = []
         parser = parser_class(text[start:end], macros=macros, handle_error=errors.append)
         parser.budget = budget
@@ -65,6 +75,72 @@ def parse_bibtex(text: str, path: str | Path) -> tuple[list[dict], list[Skipped]
                 key = parser.current_entry_key or "?"
                 skipped.append(Skipped(f"{path}:{line}", f"BibTeX entry '{key}' could not be parsed", True))
     return entries, skipped
+
+
+def _plain_entry(text: str, scanner: type) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """(command, key, [(field, value)]) of the common entry, read in one pass with pybtex's own token
+    patterns: `@name{key, field = {braced} or 2024, ...}` with nothing after it; None for anything else (an
+    `@string`, a macro, `#`, quotes, parentheses, an open brace, a value over the bound), which pybtex's
+    token-by-token scanner then reads, errors and bounds included. The scanner cost ~75 µs an entry."""
+    space = _SPACE.match
+    pos = space(text, text.index("@") + 1).end()
+    command = scanner.NAME.match(text, pos)
+    if not command or command.group().lower() in ("string", "preamble", "comment"):
+        return None
+    pos = space(text, command.end()).end()
+    if not text.startswith("{", pos):
+        return None
+    key = scanner.KEY_BRACE.match(text, space(text, pos + 1).end())
+    if not key:
+        return None
+    pos, fields = key.end(), []
+    while True:
+        pos = space(text, pos).end()
+        field = scanner.NAME.match(text, pos)
+        if field:
+            pos = space(text, field.end()).end()
+            if not text.startswith("=", pos):
+                return None
+            pos = space(text, pos + 1).end()
+            if text.startswith("{", pos):
+                close = _closing_brace(text, pos)
+                if close is None:
+                    return None
+                value, pos = text[pos + 1:close], close + 1
+            else:
+                number = scanner.NUMBER.match(text, pos)
+                if not number:
+                    return None
+                value, pos = number.group(), number.end()
+            if len(value) > MAX_FIELD_CHARS:
+                return None
+            pos = space(text, pos).end()  # a '#' here is neither ',' nor '}': the scanner reads it
+            fields.append((field.group(), value))
+        if not text.startswith(",", pos):
+            break
+        pos += 1
+    if not text.startswith("}", pos) or "@" in text[pos + 1:]:
+        return None
+    return command.group(), key.group(), fields
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """Offset of the brace closing the one at `start`; None when it is not closed or nests over 100 deep
+    (pybtex's own limit, whose error the scanner then gives)."""
+    close, inner = text.find("}", start + 1), text.find("{", start + 1)
+    if close != -1 and (inner == -1 or inner > close):
+        return close
+    depth = 0
+    for brace in _BRACES.finditer(text, start):
+        if brace.group() == "{":
+            depth += 1
+            if depth > 100:
+                return None
+        else:
+            depth -= 1
+            if not depth:
+                return brace.start()
+    return None
 
 
 def _bounded_parser(base: type, syntax_error: type) -> type:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 
 from recommender.errors import InputError
@@ -77,21 +78,28 @@ def read_library_file(path: str | Path) -> tuple[list[LibraryItem], list[Skipped
     return items, skipped
 
 
+_AND = re.compile(r"\s+and\s+")
+
+
 def _bibtex_creators(value: str, creator_type: str) -> list[Creator]:
-    creators = []
-    for part in re.split(r"\s+and\s+", value.strip()):
-        part = clean_text(part)
-        if not part:
-            continue
-        last, comma, first = part.partition(",")
-        if comma:
-            creators.append(Creator(last=last.strip(), first=first.strip(), creator_type=creator_type))
-        elif " " in part:
-            first, _, last = part.rpartition(" ")
-            creators.append(Creator(last=last, first=first, creator_type=creator_type))
-        else:
-            creators.append(Creator(last=part, creator_type=creator_type))
-    return creators
+    creators = (_bibtex_creator(part, creator_type) for part in _AND.split(value.strip()))
+    return [creator for creator in creators if creator is not None]
+
+
+@lru_cache(maxsize=1 << 16)
+def _bibtex_creator(part: str, creator_type: str) -> Creator | None:
+    """One 'Last, First' or 'First Last' name (None for an empty one); cached, as a library names the same
+    people again and again and each name's TeX accents go through the LaTeX clean-up."""
+    part = clean_text(part)
+    if not part:
+        return None
+    last, comma, first = part.partition(",")
+    if comma:
+        return Creator(last=last.strip(), first=first.strip(), creator_type=creator_type)
+    if " " in part:
+        first, _, last = part.rpartition(" ")
+        return Creator(last=last, first=first, creator_type=creator_type)
+    return Creator(last=part, creator_type=creator_type)
 
 
 def _read_bibtex(text: str, path: Path) -> list[LibraryItem | Skipped]:

@@ -39,9 +39,8 @@ class Library:
 
 @dataclass(frozen=True)
 class RankOptions:
-    """top_n: the list's length (0: every paper); every_paper: return the
-    whole ranked corpus after the first top_n (sync's plan refills from below); steering: --prefer/--avoid/
-    --recent-half-life."""
+    """top_n: the list's length (0: every paper); every_paper: return the whole ranked corpus after the first
+    top_n (sync's plan refills from below); steering: --prefer/--avoid/--recent-half-life."""
 
     top_n: int = DEFAULT_TOP_N
     steering: Steering | None = None

@@ -50,7 +50,7 @@ class RankOptions:
 def rank(recommender: Recommender, library: Library, options: RankOptions = RankOptions(),
          caches: ScoringCaches = NO_CACHES) -> list[Recommendation]:
     """The ranked list for one library: the same inputs give the same list in every command. `caches`
-    (recommender/scoring/caches.py, built by build.run_caches) only saves work: the list is the same without."""
+    (recommender/scoring/caches.py, built by build.shipped_recommender) only saves work: the list is the same without."""
     feedback = library.feedback or Feedback()
     owned = [item for item in library.items if item.key not in library.shared] if library.shared else library.items
     profile = library.profile if library.profile is not None else library.items

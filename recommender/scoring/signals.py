@@ -114,4 +114,3 @@ def learned_signal(rows: np.ndarray, candidates: np.ndarray, owned: np.ndarray,
 def collaborative_signal(candidate_factors: np.ndarray, user_vector: np.ndarray) -> np.ndarray:
     """The collaborative score: each candidate's predicted factors against the user's folded-in vector."""
     return candidate_factors @ user_vector
-

@@ -13,6 +13,7 @@ the same list on every run.
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
+
 import numpy as np
 
 from recommender.items import Recommendation

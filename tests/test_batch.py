@@ -363,6 +363,23 @@ def test_dask_local_cluster_writes_the_same_rows_and_summary(lab, tmp_path):
     assert {part.name: part.read_text() for part in parts.iterdir()} == before
 
 
+def test_dask_local_cluster_listens_on_this_machine_only(lab, tmp_path, monkeypatch):
+    """Without --dashboard the scheduler's HTTP routes (health, metrics) listen on a free port of 127.0.0.1, not
+    on the dashboard's 8787 (dashboard_address=None held it: a warning when taken, another program's port)."""
+    distributed = pytest.importorskip("distributed")
+    bound = []
+
+    class Recorded(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bound.extend(sock.getsockname()[:2] for sock in self.scheduler.http_server._sockets.values())
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recorded)
+    result = score("--libraries", lab, "-n", 3, "--out", tmp_path / "parts", "--scheduler", "local", "--jobs", 1)
+    assert result.exit_code == 0, result.output
+    assert bound and all(host == "127.0.0.1" and port != 8787 for host, port in bound), bound
+
+
 def test_dask_needs_an_output_folder(lab):
     result = score("--libraries", lab, "--scheduler", "local")
     assert result.exit_code == 1 and "--scheduler needs --out FOLDER" in result.output

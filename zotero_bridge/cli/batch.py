@@ -175,9 +175,13 @@ def _run_on_dask(scorer, users: dict[str, str], request: BatchRequest, progress)
     if not verbose:
         quiet_dask()  # and after: the import gave its loggers their own handler
     if request.scheduler == "local":  # this machine only: scheduler and dashboard (when asked) on 127.0.0.1
+        # Without --dashboard the scheduler still serves its health routes over HTTP; dashboard_address=None
+        # would hold port 8787 (another program's, or a warning when taken): a free port of 127.0.0.1 instead.
+        http = ({"dashboard_address": "127.0.0.1:8787"} if request.dashboard
+                else {"dashboard_address": None, "scheduler_kwargs": {"dashboard": False,
+                                                                      "dashboard_address": "127.0.0.1:0"}})
         cluster = LocalCluster(n_workers=request.jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address="127.0.0.1:8787" if request.dashboard else None,
-                               silence_logs=logging.DEBUG if verbose else logging.CRITICAL)
+                               silence_logs=logging.DEBUG if verbose else logging.CRITICAL, **http)
         if request.dashboard:
             import importlib.util
 

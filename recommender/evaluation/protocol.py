@@ -20,6 +20,7 @@ from recommender import progress
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.model import ALSSettings
 from recommender.evaluation import fine, peers
+from recommender.evaluation.dumps import FoldDump
 from recommender.evaluation.folds import (
     CUTOFFS,
     NDCG_AT,
@@ -35,6 +36,7 @@ from recommender.evaluation.folds import (
     summarise,
     validation_items,
 )
+from recommender.evaluation.order import order_losses
 from recommender.evaluation.splits import DenseItems, Fold, adapted_fold, prepare_fold, users_only
 from recommender.scoring.adapter import ADAPTER_BETA
 from recommender.scoring.aggregation import TOP5
@@ -108,11 +110,14 @@ def choose_fine_weights(validation: Fold, parts: dict[str, np.ndarray], weights:
     return stepwise_weights(quality, [name for name in names if name != "nearest" and name in parts], "nearest")
 
 
-def _dense_weights(validation: Fold, aggregation: str, adapter_beta: float, full_adapter: bool) -> dict:
+def _dense_weights(validation: Fold, aggregation: str, adapter_beta: float, full_adapter: bool,
+                   dump: FoldDump | None = None) -> dict:
     """The shipped form's fusion weights (its linear model in the adapter's space when `adapter_beta` > 0),
     with the plain linear model's ("plain"), the fine order's ("fine") and, for the full adapter, every content
-    signal adapted ("adapter")."""
+    signal adapted ("adapter"). `dump` keeps the shipped form's validation signals (evaluation/dumps.py)."""
     shipped, plain_parts = shipped_parts(validation, aggregation, 0, adapter_beta)
+    if dump is not None:
+        dump.split("validation", shipped, validation.relevant, validation.positions, hard_candidates_of(validation))
     plain = fusion_weights(validation, plain_parts)
     if adapter_beta <= 0:
         return {**plain, "fine": choose_fine_weights(validation, plain_parts, plain)}
@@ -152,7 +157,7 @@ def in_area_signals(fold: Fold, hard: fine.HardCandidates, parts: dict[str, np.n
 
 
 def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int, full_adapter: bool,
-                 hard: fine.HardCandidates | None = None, record_fine=None) -> None:
+                 hard: fine.HardCandidates | None = None, record_fine=None, dump: FoldDump | None = None) -> None:
     record("random", peers.random_scores(fold, seed=seed))
     for name in CONTENT_AGGREGATIONS:
         record(f"dense {name}", peers.content_scores(fold, name))
@@ -187,6 +192,8 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
     if hard is not None and record_fine is not None and len(hard.rows):
         # the issue's held-out view: `zotrec score` run with a corpus of the user's hard candidates only
         in_area = in_area_signals(fold, hard, parts, seed, adapted)  # the nearest-items signals cut, too
+        if dump is not None:
+            dump.split("test", shipped, fold.relevant, fold.positions, hard, in_area)
         old = record_fine("zotrec fused, fused order, in-area corpus", fuse(in_area, shipped_weights))
         record_fine("zotrec fused (shipped form), in-area corpus", cascade(old, in_area, fine_order, FINE_TOP))
         plain_in_area = in_area if adapted is None else in_area_signals(fold, hard, parts, seed)
@@ -199,18 +206,19 @@ def _dense_rules(fold: Fold, record, aggregation: str, weights: dict, seed: int,
 def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, settings: ALSSettings,
              aggregation: str = TOP5, svm_users: int = DEFAULT_SVM_USERS, *,
              items: DenseItems | None = None, adapter_beta: float = ADAPTER_BETA, sample_only: bool = False,
-             full_adapter: bool = False) -> FoldResult:
+             full_adapter: bool = False, dump: FoldDump | None = None) -> FoldResult:
     """Every rule on one fold, on tf-idf (`items` None) or on the dense item vectors with zotrec's fused score.
 
     Dense: the shipped form fits the linear model in the collaborative adapter's space (`adapter_beta`, as
     `zotrec train` does; 0: the plain embeddings), and records the fusion with the plain linear model
     beside; `full_adapter` adds the adapter's full form (experiments/README.md). `sample_only`: the
-    test fold's rules on the SVM's sampled users alone, the weights chosen as always.
+    test fold's rules on the SVM's sampled users alone, the weights chosen as always. `dump` (dense only):
+    keep the shipped form's signals and every rule's per-user metrics for the weight choice (dumps.py).
     """
     started = time.perf_counter()
     validation = validation_fold(data, test_items, settings, items)
     weights = (blend_weights(validation, aggregation) if items is None
-               else _dense_weights(validation, aggregation, adapter_beta, full_adapter))
+               else _dense_weights(validation, aggregation, adapter_beta, full_adapter, dump))
     del validation
     fold = prepare_fold(data, test_items, settings, items)
     result = FoldResult(fold_index, len(fold.users), len(test_items), blend_weights=weights)
@@ -228,14 +236,21 @@ def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, set
                  fold_index, len(hard.rows), hard.considered, hard.columns.shape[1] if len(hard.rows) else 0)
 
     def record_fine(name: str, on_candidates: np.ndarray) -> np.ndarray:
-        result.fine[name] = fine.fine_means(fine.fine_metrics(on_candidates, hard.relevant, seed=fold_index))
+        per_user = fine.fine_metrics(on_candidates, hard.relevant, seed=fold_index)
+        per_user["order loss"] = order_losses(on_candidates, hard.relevant)
+        result.fine[name] = fine.fine_means(per_user)
+        if dump is not None:
+            dump.rule(name, {f"fine.{metric}": values for metric, values in per_user.items()})
         log.info("fold %d %-34s fine nDCG@%d %.4f tau %.4f", fold_index, name, fine.FINE_AT,
                  result.fine[name][f"ndcg@{fine.FINE_AT}"], result.fine[name]["tau"])
         return on_candidates
 
     def record(name: str, scores: np.ndarray) -> np.ndarray:
         per_user = ranking_metrics(scores, fold.relevant, seed=fold_index)
+        per_user["order loss"] = order_losses(scores, fold.relevant)
         result.metrics[name] = means(per_user)
+        if dump is not None:
+            dump.rule(name, per_user)
         if len(sample):
             result.svm_sample[name] = means(per_user, sample)
         log.info("fold %d %-34s recall@50 %.4f", fold_index, name, result.metrics[name]["recall@50"])
@@ -246,11 +261,13 @@ def run_fold(data: InteractionData, fold_index: int, test_items: np.ndarray, set
     if items is None:
         _tfidf_rules(fold, record, aggregation, weights, fold_index)
     else:
-        _dense_rules(fold, record, aggregation, weights, fold_index, full_adapter, hard, record_fine)
+        _dense_rules(fold, record, aggregation, weights, fold_index, full_adapter, hard, record_fine, dump)
     if svm_users:
         svm = ranking_metrics(peers.svm_scores(fold, sample), fold.relevant[sample], seed=fold_index)
         result.svm_sample["linear SVM" if items is None else "linear SVM (dense)"] = means(svm)
         log.info("fold %d linear SVM (%d users) recall@50 %.4f", fold_index, len(sample), np.mean(svm["recall@50"]))
+    if dump is not None:
+        dump.close()
     result.seconds = round(time.perf_counter() - started, 1)
     return result
 

@@ -31,16 +31,42 @@ class FusionWeights:
     """Weights of the signals besides the content topK, which gets 1 − their sum.
 
     lexical : tf-idf topK.   learned : the per-user linear model.   collaborative : the ALS part.
+    learned_evidence : n0 of the linear model's evidence share n / (n + n0) for a profile of n items (0: the
+        full weight whatever the library's size); the weight it loses goes to the content topK.
     """
 
     lexical: float = 0.0
     learned: float = 0.0
     collaborative: float = 0.0
+    learned_evidence: float = 0.0
 
-    def shares(self, present: Sequence[str]) -> dict[str, float]:
-        """Every present signal's weight, the content topK's included (1 − the others', at least 0)."""
+    def shares(self, present: Sequence[str], library_size=None) -> dict:
+        """Every present signal's weight, the content topK's included (1 − the others', at least 0), for a
+        profile of `library_size` items (a number, or an array of one per user as a column: then every share
+        is such a column); None: the full weights."""
         shares = {name: getattr(self, name) for name in SIGNALS if name in present and getattr(self, name) > 0}
-        return {**shares, "content": max(1.0 - sum(shares.values()), 0.0)}
+        if "learned" in shares and library_size is not None:
+            shares["learned"] = shares["learned"] * evidence_share(library_size, self.learned_evidence)
+        return {**shares, "content": np.maximum(1.0 - sum(shares.values()), 0.0)}
+
+
+def evidence_share(library_size, n0: float):
+    """n / (n + n0): how much of its weight the per-user linear model keeps for a profile of n items. A
+    model fitted on a dozen items is mostly noise; one fitted on hundreds earns its full share."""
+    if n0 <= 0:
+        return np.ones_like(np.asarray(library_size, dtype=np.float64)) if np.ndim(library_size) else 1.0
+    size = np.asarray(library_size, dtype=np.float64)
+    share = size / (size + n0)
+    return share if np.ndim(share) else float(share)
+
+
+def library_fine_weights(fine: Mapping[str, float], weights: FusionWeights, library_size) -> dict:
+    """The fine order's weights for a profile of `library_size` items: the linear model's by the same
+    evidence share as in the fused score, what it loses going to the content topK as there."""
+    if "learned" not in fine or weights.learned_evidence <= 0 or library_size is None:
+        return dict(fine)
+    kept = fine["learned"] * evidence_share(library_size, weights.learned_evidence)
+    return {**fine, "learned": kept, "content": fine.get("content", 0.0) + (fine["learned"] - kept)}
 
 
 # Without a collaborative model: the content-only shares chosen in the shipped model's validation run
@@ -74,7 +100,7 @@ def default_weights(model=None) -> FusionWeights:
     content-only weights measured in docs/evaluation.md."""
     stored = model.card.fusion_weights if model is not None else None  # the model's card (collaborative/card.py)
     if stored:
-        return FusionWeights(**{name: float(stored.get(name, 0.0)) for name in SIGNALS})
+        return FusionWeights(**{name: float(stored.get(name, 0.0)) for name in (*SIGNALS, "learned_evidence")})
     return CONTENT_WEIGHTS
 
 
@@ -104,11 +130,12 @@ def standardise(scores: np.ndarray) -> np.ndarray:
     return np.divide(centred, spread, out=np.zeros_like(centred), where=spread > 0)
 
 
-def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
-    """Σ weight·z(signal) over the signals with a weight > 0 (row by row for matrices)."""
+def fuse(signals: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
+    """Σ weight·z(signal) over the signals with a weight > 0 (row by row for matrices; a weight may be a
+    column of one per row, as FusionWeights.shares gives for many users)."""
     total = None
     for name, weight in weights.items():
-        if weight <= 0 or name not in signals:
+        if np.all(np.asarray(weight) <= 0) or name not in signals:
             continue
         part = weight * standardise(signals[name])
         total = part if total is None else total + part

@@ -42,6 +42,7 @@ from recommender.scoring.fusion import (
     cascade,
     fine_weights,
     fuse,
+    library_fine_weights,
     scoring_weights,
 )
 from recommender.scoring.learned import SETTINGS
@@ -149,9 +150,10 @@ class Recommender:
             scores = values.scores(self.base)
             if self.weights is not None:
                 signals = self.signals(texts, rows, scores, owned, values, item_weights, kept_state, memo)
-                scores = fuse(signals, self.weights.shares(list(signals)))
+                scores = fuse(signals, self.weights.shares(list(signals), len(texts)))
                 if self.fine:  # the fused score picks the top papers, the fine fusion orders them
-                    scores = cascade(scores, signals, self.fine, FINE_TOP, eligible=~owned)
+                    fine = library_fine_weights(self.fine, self.weights, len(texts))
+                    scores = cascade(scores, signals, fine, FINE_TOP, eligible=~owned)
             authors = self._author_matches(library if profile is None else profile, memo)
             scores = with_authors(scores, authors, owned)  # papers by the library's authors, each author capped
             if steer_rows is not None:  # last: what the user asked for in words outweighs what the library implies

@@ -17,7 +17,9 @@ from recommender.collaborative.model import ALSSettings, TextFeatures
 from recommender.evaluation import peers
 from recommender.evaluation.folds import item_cold_folds
 from recommender.evaluation.protocol import shipped_parts
+from recommender.evaluation.dumps import SplitSignals
 from recommender.evaluation.splits import DenseItems, prepare_fold, users_only
+from recommender.evaluation.weight_grid import ScoredSplit, Weighting
 from recommender.items import LibraryItem, Paper
 from recommender.scoring import ranking
 from recommender.scoring.fusion import FusionWeights
@@ -95,7 +97,8 @@ def split():
     return data, vectors, fold, lexical
 
 
-def _run_side(data, vectors, fold, lexical, row: int, monkeypatch) -> tuple[np.ndarray, np.ndarray]:
+def _run_side(data, vectors, fold, lexical, row: int, monkeypatch, weights: FusionWeights | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Recommender.recommend's ranking (candidate positions, best first) and scores for the fold's user `row`, on the split's inputs."""
     train_texts = [data.texts[i] for i in fold.train_items]
     test_texts = [data.texts[i] for i in fold.test_items]
@@ -111,8 +114,8 @@ def _run_side(data, vectors, fold, lexical, row: int, monkeypatch) -> tuple[np.n
     papers = [Paper(id=str(i), title=text) for i, text in zip(fold.test_items, test_texts)]
     recommender = Recommender(papers, representation=_Table(dict(zip(data.texts, vectors))),
                               corpus_rows=fold.test_vectors, model=_Model(fold, factors),
-                              weights=FusionWeights(**{name: WEIGHTS[name] for name in ("lexical", "learned",
-                                                                                        "collaborative")}),
+                              weights=weights or FusionWeights(**{name: WEIGHTS[name] for name in (
+                                  "lexical", "learned", "collaborative")}),
                               interests=False)
     library = [LibraryItem(key=f"K{i}", title=train_texts[i]) for i in fold.positions[row]]
     ranked = recommender.recommend(library, top_n=0)
@@ -132,3 +135,27 @@ def test_the_shipped_row_is_the_recommenders_own_scores(split, monkeypatch):
         assert len(order) == len(fold.test_items)  # every candidate ranked, none owned
         assert np.array_equal(np.lexsort((np.arange(len(order)), -evaluated[0])), order)
         np.testing.assert_allclose(evaluated[0][order], scores, rtol=1e-5, atol=1e-6)
+
+
+def test_the_weight_choice_scores_a_library_size_dependent_default_as_the_recommender_does(split, monkeypatch):
+    """evaluation/weight_grid.py's shipped form (the linear model at n / (n + n0) of its weight, in the fused
+    score and the fine order) is Recommender.recommend's for users of different library sizes."""
+    data, vectors, fold, lexical = split
+    weights = FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2, learned_evidence=12.0)
+    by_size = {}
+    for row, positions in enumerate(fold.positions):
+        by_size.setdefault(len(positions), row)
+    users = [by_size[size] for size in sorted(by_size) if size >= 3][:3]
+    assert len({len(fold.positions[row]) for row in users}) >= 2
+    for row in users:
+        alone = users_only(fold, np.array([row]))
+        signals, _ = shipped_parts(alone, "top5", 0, BETA)
+        split_signals = SplitSignals(signals, alone.relevant, np.array([len(fold.positions[row])]), np.zeros(0, int),
+                                     np.zeros((0, 1), int), np.zeros((0, 1), bool), {})
+        evaluated = ScoredSplit(split_signals, dtype=np.float64).shipped_form(Weighting(weights, FINE))
+        order, scores = _run_side(data, vectors, fold, lexical, row, monkeypatch, weights)
+        assert np.array_equal(np.lexsort((np.arange(len(order)), -evaluated[0])), order)
+        np.testing.assert_allclose(evaluated[0][order], scores, rtol=1e-5, atol=1e-6)
+        full, _ = _run_side(data, vectors, fold, lexical, row, monkeypatch,
+                            FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2))
+        assert not np.array_equal(full, order)  # the evidence share changed this user's list

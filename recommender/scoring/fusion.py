@@ -133,11 +133,18 @@ def standardise(scores: np.ndarray) -> np.ndarray:
 def fuse(signals: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
     """Σ weight·z(signal) over the signals with a weight > 0 (row by row for matrices; a weight may be a
     column of one per row, as FusionWeights.shares gives for many users)."""
+    return weighted_sum({name: standardise(signals[name]) for name, weight in weights.items()
+                         if name in signals and np.any(np.asarray(weight) > 0)}, weights)
+
+
+def weighted_sum(standardised: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
+    """fuse's sum on signals already standardised: for a caller fusing the same signals with many weightings
+    (the weight choice, evaluation/weight_grid.py)."""
     total = None
     for name, weight in weights.items():
-        if np.all(np.asarray(weight) <= 0) or name not in signals:
+        if np.all(np.asarray(weight) <= 0) or name not in standardised:
             continue
-        part = weight * standardise(signals[name])
+        part = weight * standardised[name]
         total = part if total is None else total + part
     if total is None:
         raise SettingError("no signal has a positive weight")

@@ -1,0 +1,202 @@
+"""Issue 33's weight choice and tables, from the signals benchmarks/dense_fold.py kept (dump=FOLDER).
+
+    python benchmarks/weight_choice.py citeulike-a=DUMPS/a citeulike-t=DUMPS/t [--folds 0,1,2,3,4] [--json PATH]
+
+1. Every weighting of evaluation/weight_grid.coarse_grid on every fold's validation split: recall@50; the
+   simplest within one standard error (over the folds) of the best on both datasets is chosen.
+2. The fine order's nearest share, the same way, on the validation splits' fine nDCG@10.
+3. On the test folds: the chosen default, what each of its parts adds, its n0 sweep, the weights shipped until
+   now and every rule the fold run recorded (the peers), pooled and per library-size bucket: recall@50, recall@20,
+   fine nDCG@10 and the order losses (whole held-out set; hard candidates, cut and with the in-area corpus).
+Also checks the grid's arithmetic against the fold run's own shipped-form row (the fold's stepwise weights).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from recommender.evaluation.dumps import read_rules, read_split  # noqa: E402
+from recommender.evaluation.weight_grid import (  # noqa: E402
+    BUCKETS,
+    EVIDENCE_GRID,
+    NEAREST_GRID,
+    SHIPPED_UNTIL_NOW,
+    ScoredSplit,
+    Weighting,
+    bucket_means,
+    bucket_name,
+    coarse_grid,
+    complexity,
+    fine_choice,
+    fine_mix,
+    one_se_choice,
+    variants,
+)
+from recommender.scoring.fusion import FusionWeights  # noqa: E402
+
+log = logging.getLogger("weight_choice")
+SHIPPED_RULE = "zotrec fused (shipped form)"
+SHOWN = (("recall@50", "recall@50"), ("recall@20", "recall@20"), ("fine.ndcg@10", "fine nDCG@10 (cut)"),
+         ("order loss", "order loss, whole held-out set"), ("fine.order loss", "order loss, hard candidates (cut)"),
+         ("in-area.ndcg@10", "fine nDCG@10, in-area corpus"), ("in-area.order loss", "order loss, in-area corpus"))
+
+
+def fold_weights(out_file: Path) -> Weighting | None:
+    """The fold run's own stepwise weights (the .out file's first line), as a Weighting."""
+    if not out_file.is_file():
+        return None
+    first = json.loads(out_file.read_text(encoding="utf-8").splitlines()[0])["weights"]
+    weights = FusionWeights(**{name: first.get(name, 0.0) for name in ("lexical", "learned", "collaborative")})
+    return Weighting(weights, {k: v for k, v in first["fine"].items() if v > 0})
+
+
+def validation_pass(dumps: dict[str, Path], folds: list[int]):
+    grid = coarse_grid()
+    per_dataset, sizes = {}, {}
+    for name, folder in dumps.items():
+        per_dataset[name], sizes[name] = [], []
+        for fold in folds:
+            started = time.process_time()
+            scored = ScoredSplit(read_split(folder, fold, "validation"), seed=fold)
+            per_dataset[name].append({w: float(scored.recall50(w).mean()) for w in grid})
+            sizes[name].append(scored.split.sizes)
+            log.info("%s fold %d validation: %d weightings in %.0f s CPU", name, fold, len(grid),
+                     time.process_time() - started)
+            del scored
+    return per_dataset, {name: np.concatenate(s) for name, s in sizes.items()}
+
+
+def fine_pass(dumps: dict[str, Path], folds: list[int], chosen: FusionWeights) -> dict[str, list[dict[float, float]]]:
+    per_dataset = {}
+    for name, folder in dumps.items():
+        per_dataset[name] = []
+        for fold in folds:
+            scored = ScoredSplit(read_split(folder, fold, "validation"), seed=fold)
+            per_dataset[name].append({s: float(scored.fine_ndcg(Weighting(chosen, fine_mix(chosen, s))).mean())
+                                      for s in NEAREST_GRID})
+            del scored
+    return per_dataset
+
+
+def test_rows(default: Weighting) -> dict[str, Weighting]:
+    rows = {"zotrec default (issue 33: one-SE, evidence share)": default,
+            **{f"default {name}": weighting for name, weighting in variants(default).items()},
+            "weights shipped until now (fixed)": SHIPPED_UNTIL_NOW}
+    for n0 in EVIDENCE_GRID:
+        if n0 != default.weights.learned_evidence:
+            rows[f"default with n0 = {n0:g}"] = Weighting(replace(default.weights, learned_evidence=n0), default.fine)
+    return rows
+
+
+def test_pass(dumps: dict[str, Path], folds: list[int], default: Weighting) -> dict[str, list[dict]]:
+    """dataset → per fold: rule → metric → bucket → mean."""
+    out = {}
+    for name, folder in dumps.items():
+        out[name] = []
+        for fold in folds:
+            started = time.process_time()
+            split = read_split(folder, fold, "test")
+            scored = ScoredSplit(split, seed=fold)
+            table = {}
+            rules = read_rules(folder, fold)
+            own = fold_weights(Path(str(folder) + f"{fold}.out"))
+            if own is not None and SHIPPED_RULE in rules:  # the grid's arithmetic is the fold run's
+                mine = scored.metrics(own)
+                for metric in ("recall@50", "order loss"):  # float32 signals here: a rare tie may fall apart
+                    if abs(np.mean(mine[metric]) - np.mean(rules[SHIPPED_RULE][metric])) > 2e-4:
+                        raise SystemExit(f"{name} fold {fold}: the grid's {metric} differs from the fold run's "
+                                         f"shipped form ({np.mean(mine[metric]):.5f} vs "
+                                         f"{np.mean(rules[SHIPPED_RULE][metric]):.5f})")
+                log.info("%s fold %d: the grid reproduces the fold run's shipped form", name, fold)
+            for label, weighting in test_rows(default).items():
+                table[label] = bucket_means(scored.metrics(weighting), split.sizes, split.hard_rows)
+            for label, metrics in rules.items():
+                table[label] = bucket_means(metrics, split.sizes, split.hard_rows)
+            out[name].append(table)
+            log.info("%s fold %d test: %.0f s CPU", name, fold, time.process_time() - started)
+            del scored, split
+    return out
+
+
+def cell(values: list[float]) -> str:
+    values = [v for v in values if v == v]
+    return f"{np.mean(values):.4f} ± {np.std(values):.4f}" if values else "–"
+
+
+def print_tables(tests: dict[str, list[dict]]) -> None:
+    columns = ["all", *(bucket_name(b) for b in BUCKETS)]
+    for name, folds in tests.items():
+        for metric, title in SHOWN:
+            rows = [rule for rule in folds[0] if metric in folds[0][rule]]
+            if not rows:
+                continue
+            print(f"\n{name}, {title}, {len(folds)} folds, mean ± std over folds, by library size (training items)")
+            print("| rule | " + " | ".join(columns) + " |")
+            print("|---|" + "---:|" * len(columns))
+            for rule in rows:
+                print(f"| {rule} | " + " | ".join(cell([f[rule][metric][c] for f in folds]) for c in columns) + " |")
+
+
+def main(argv: list[str]) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    started, wall = time.process_time(), time.perf_counter()
+    json_path, folds, dumps = None, [0, 1, 2, 3, 4], {}
+    args = iter(argv)
+    for arg in args:
+        if arg == "--json":
+            json_path = Path(next(args))
+        elif arg == "--folds":
+            folds = [int(f) for f in next(args).split(",")]
+        else:
+            name, folder = arg.split("=", 1)
+            dumps[name] = Path(folder)
+    per_dataset, sizes = validation_pass(dumps, folds)
+    choice = one_se_choice(per_dataset, sizes)
+    everyone = np.concatenate(list(sizes.values()))
+    print("validation recall@50, mean ± SE over folds:")
+    for name, table in choice.table.items():
+        best = max(table, key=lambda w: table[w][0])
+        print(f"  {name}: best {Weighting(best).label()} {table[best][0]:.4f} ± {table[best][1]:.4f}; "
+              f"chosen {table[choice.chosen][0]:.4f}; shipped until now "
+              f"{table.get(SHIPPED_UNTIL_NOW.weights, (float('nan'),))[0]:.4f}")
+    print(f"  within one SE on every dataset: {len(choice.within)} of {len(coarse_grid())}; chosen (least weight on "
+          f"the linear model and the collaborative part, {complexity(choice.chosen, everyone):.3f} on average): "
+          f"{Weighting(choice.chosen).label()}")
+    fine_folds = fine_pass(dumps, folds, choice.chosen)
+    nearest = fine_choice(fine_folds)
+    for name, table in fine_folds.items():
+        print(f"  fine nDCG@10 on validation, {name}: " + ", ".join(
+            f"nearest {s:g}: {np.mean([f[s] for f in table]):.4f}" for s in NEAREST_GRID))
+    default = Weighting(choice.chosen, fine_mix(choice.chosen, nearest))
+    print(f"chosen default: {default.label()}")
+    tests = test_pass(dumps, folds, default)
+    print_tables(tests)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"\n{time.process_time() - started:.0f} s CPU, {time.perf_counter() - wall:.0f} s wall, "
+          f"peak RSS {usage.ru_maxrss / 1024:.0f} MB")
+    if json_path is not None:
+        json_path.write_text(json.dumps({
+            "made_by": "benchmarks/weight_choice.py " + " ".join(argv),
+            "default": {"fusion_weights": {k: getattr(default.weights, k) for k in
+                                           ("lexical", "learned", "collaborative", "learned_evidence")},
+                        "fine_weights": dict(default.fine or {})},
+            "validation_recall50": {name: {Weighting(w).label(): list(v) for w, v in table.items()}
+                                    for name, table in choice.table.items()},
+            "validation_fine_ndcg10": {name: {str(s): [f[s] for f in table] for s in NEAREST_GRID}
+                                       for name, table in fine_folds.items()},
+            "within_one_se": [Weighting(w).label() for w in choice.within],
+            "test": tests}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,258 @@
+"""The fused score's weights chosen for robustness across folds and datasets, not the peak of one split (issue 33).
+
+A weighting is judged by its validation recall@50 on each of the five folds. Of every weighting within one
+standard error (over the folds) of the best one, the simplest is taken: the least weight, averaged over the
+users, on the per-user linear model and the collaborative part, the signals that fit the user's own items
+and the dataset's saves and so can follow a split's noise. The linear model's share grows with the library:
+learned · n / (n + n0) for a profile of n items (fusion.evidence_share). The fine order is chosen after, the
+same way, on the fine benchmark's nDCG@10, the simplest being the one nearest to plain nearest-items order.
+
+Pure functions of the kept signals (evaluation/dumps.py); no fold is refitted here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from recommender.evaluation.dumps import SplitSignals
+from recommender.evaluation.fine import FINE_AT, ndcg_at
+from recommender.evaluation.order import order_losses
+from recommender.scoring.fusion import (
+    FINE_TOP,
+    FINE_WEIGHTS,
+    FusionWeights,
+    cascade,
+    evidence_share,
+    library_fine_weights,
+    standardise,
+    weighted_sum,
+)
+
+BUCKETS = ((0, 20), (21, 50), (51, None))  # library sizes (training items) the tables are cut by
+LEXICAL = 0.024  # the tf-idf share, as shipped (not what issue 33 asks about)
+LEARNED_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.56, 0.65, 0.75)
+COLLABORATIVE_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+EVIDENCE_GRID = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
+NEAREST_GRID = (1.0, 0.6, 0.3, 0.0)  # the fine order: nearest-items top3's share, the fused score's the rest
+
+
+def bucket_name(bucket: tuple[int, int | None]) -> str:
+    low, high = bucket
+    return f"> {low - 1}" if high is None else (f"≤ {high}" if low == 0 else f"{low}–{high}")
+
+
+def in_bucket(sizes: np.ndarray, bucket: tuple[int, int | None]) -> np.ndarray:
+    low, high = bucket
+    return (sizes >= low) & (sizes <= (np.inf if high is None else high))
+
+
+def coarse_grid() -> list[FusionWeights]:
+    """Every weighting tried: the shipped tf-idf share, each linear-model share with each n0 (one n0 for a
+    zero share, where it changes nothing) and each collaborative share."""
+    grid = []
+    for learned in LEARNED_GRID:
+        for evidence in (EVIDENCE_GRID if learned > 0 else (0.0,)):
+            for collaborative in COLLABORATIVE_GRID:
+                grid.append(FusionWeights(lexical=LEXICAL, learned=learned, collaborative=collaborative,
+                                          learned_evidence=evidence))
+    return grid
+
+
+def fine_mix(weights: FusionWeights, nearest: float) -> dict[str, float]:
+    """The fine order's weights: the content top3 ("nearest") at `nearest`, the fused score's own signals at
+    their shares of the rest (the linear model's scaled by the library's evidence where it is used)."""
+    shares = weights.shares(("lexical", "learned", "collaborative"))
+    mix = {name: float(value) * (1.0 - nearest) for name, value in shares.items() if value > 0}
+    return {name: value for name, value in ({"nearest": nearest} | mix).items() if value > 0}
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """One candidate default: the fused score's weights and the fine order's (None: the fused order alone)."""
+
+    weights: FusionWeights
+    fine: Mapping[str, float] | None = field(default=None, hash=False)
+
+    def label(self) -> str:
+        w = self.weights
+        text = f"lexical {w.lexical:g}, learned {w.learned:g}, collaborative {w.collaborative:g}, n0 {w.learned_evidence:g}"
+        if self.fine is not None:
+            text += "; fine " + ", ".join(f"{name} {value:.3g}" for name, value in self.fine.items())
+        return text
+
+
+SHIPPED_UNTIL_NOW = Weighting(FusionWeights(lexical=0.024, learned=0.56, collaborative=0.2), dict(FINE_WEIGHTS))
+
+
+def complexity(weights: FusionWeights, sizes: np.ndarray) -> float:
+    """The mean weight, over these users, on the linear model (at its evidence share) and the collaborative part."""
+    return float(np.mean(weights.learned * evidence_share(sizes, weights.learned_evidence)) + weights.collaborative)
+
+
+class ScoredSplit:
+    """One split's signals standardised once, to score many weightings on."""
+
+    def __init__(self, split: SplitSignals, seed: int = 0, dtype=np.float32) -> None:
+        self.split, self.seed = split, seed
+        self.names = list(split.signals)
+        self.z = {name: standardise(values).astype(dtype) for name, values in split.signals.items()}
+        self.sizes = split.sizes[:, None].astype(np.float64)
+        self.hard_relevant = np.asarray(split.hard_relevant, dtype=bool)
+        self.in_area_z = ({name: standardise(values).astype(dtype) for name, values in split.in_area.items()}
+                          if split.in_area else None)
+
+    def coarse(self, weights: FusionWeights, z: Mapping[str, np.ndarray] | None = None,
+               sizes: np.ndarray | None = None) -> np.ndarray:
+        """The fused score, as Recommender.recommend makes it (FusionWeights.shares at each user's size)."""
+        z = self.z if z is None else z
+        return weighted_sum(z, weights.shares(self.names, self.sizes if sizes is None else sizes))
+
+    def recall50(self, weights: FusionWeights) -> np.ndarray:
+        """Per user, recall@50 of the fused score (the choice's criterion; the fine order keeps the top 50's set)."""
+        scores = self.coarse(weights)
+        top = _best(scores, 50)
+        relevant = self.split.relevant
+        return np.take_along_axis(relevant, top, axis=1).sum(axis=1) / relevant.sum(axis=1)
+
+    def shipped_form(self, weighting: Weighting, signals: Mapping[str, np.ndarray] | None = None,
+                     z: Mapping[str, np.ndarray] | None = None, sizes: np.ndarray | None = None) -> np.ndarray:
+        """The fused score with its FINE_TOP best in the fine order (fusion.cascade), as shipped."""
+        sizes = self.sizes if sizes is None else sizes
+        coarse = self.coarse(weighting.weights, z, sizes)
+        if not weighting.fine:
+            return coarse
+        fine = library_fine_weights(weighting.fine, weighting.weights, sizes)
+        return cascade(coarse, self.split.signals if signals is None else signals, fine, FINE_TOP)
+
+    def metrics(self, weighting: Weighting) -> dict[str, np.ndarray]:
+        """Per user: recall@20/50, nDCG@50, the order loss over every held-out item; per hard-candidate user (the
+        fine benchmark's rows): fine nDCG@10 and order loss, cut and (on the test split) with the in-area corpus."""
+        scores = self.shipped_form(weighting)
+        relevant = self.split.relevant
+        out = _top_metrics(scores, relevant)
+        out["order loss"] = order_losses(scores, relevant)
+        rows, columns = self.split.hard_rows, self.split.hard_columns
+        cut = np.take_along_axis(scores[rows], columns, axis=1)
+        out[f"fine.ndcg@{FINE_AT}"] = ndcg_at(cut, self.hard_relevant, FINE_AT, self.seed)
+        out["fine.order loss"] = order_losses(cut, self.hard_relevant)
+        if self.in_area_z is not None:
+            area = self.shipped_form(weighting, self.split.in_area, self.in_area_z, self.sizes[rows])
+            out[f"in-area.ndcg@{FINE_AT}"] = ndcg_at(area, self.hard_relevant, FINE_AT, self.seed)
+            out["in-area.order loss"] = order_losses(area, self.hard_relevant)
+        return out
+
+    def fine_ndcg(self, weighting: Weighting) -> np.ndarray:
+        """Per hard-candidate user, the cut view's fine nDCG@10 (the fine order's criterion)."""
+        scores = self.shipped_form(weighting)
+        cut = np.take_along_axis(scores[self.split.hard_rows], self.split.hard_columns, axis=1)
+        return ndcg_at(cut, self.hard_relevant, FINE_AT, self.seed)
+
+
+def _top_metrics(scores: np.ndarray, relevant: np.ndarray) -> dict[str, np.ndarray]:
+    """recall@20, recall@50 and nDCG@50 (binary gains) from each row's 50 best, in order."""
+    top = _best(scores, 50)
+    top = np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable"), axis=1)
+    hits = np.take_along_axis(relevant, top, axis=1)
+    n_relevant = relevant.sum(axis=1)
+    discounts = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    ideal = np.cumsum(discounts)[np.minimum(n_relevant, top.shape[1]) - 1]
+    return {"recall@20": hits[:, :20].sum(axis=1) / n_relevant, "recall@50": hits.sum(axis=1) / n_relevant,
+            "ndcg@50": (hits * discounts).sum(axis=1) / ideal}
+
+
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """Each row's k best columns, in no order (all of them where a row has no more)."""
+    if scores.shape[1] <= k:
+        return np.tile(np.arange(scores.shape[1]), (len(scores), 1))
+    return np.argpartition(-scores, k, axis=1)[:, :k]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The one-SE choice on validation: the chosen weighting, the best one, and what made the cut."""
+
+    chosen: FusionWeights
+    best: FusionWeights
+    threshold: float  # per dataset: best mean − its standard error
+    within: list[FusionWeights]  # every weighting within one SE of the best on every dataset
+    table: dict[str, dict[FusionWeights, tuple[float, float]]]  # dataset → weighting → (mean, SE) over folds
+
+
+def fold_means(per_fold: Sequence[Mapping[FusionWeights, float]]) -> dict[FusionWeights, tuple[float, float]]:
+    """weighting → (mean over folds, standard error of that mean)."""
+    out = {}
+    for weights in per_fold[0]:
+        values = np.array([fold[weights] for fold in per_fold])
+        out[weights] = (float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0)
+    return out
+
+
+def one_se_choice(per_dataset: Mapping[str, Sequence[Mapping[FusionWeights, float]]],
+                  sizes: Mapping[str, np.ndarray]) -> Choice:
+    """The simplest weighting (complexity over every dataset's users) within one SE of each dataset's best;
+    where no weighting is within on all datasets, the first dataset's alone decides."""
+    table = {name: fold_means(folds) for name, folds in per_dataset.items()}
+    thresholds = {name: _best_less_se(t) for name, t in table.items()}
+    grid = list(next(iter(table.values())))
+    within = [w for w in grid if all(table[n][w][0] >= thresholds[n] for n in table)]
+    if not within:
+        first = next(iter(table))
+        within = [w for w in grid if table[first][w][0] >= thresholds[first]]
+    everyone = np.concatenate([np.asarray(s, dtype=np.float64) for s in sizes.values()])
+    chosen = min(within, key=lambda w: (round(complexity(w, everyone), 6), -np.mean([table[n][w][0] for n in table])))
+    first = next(iter(table))
+    best = max(grid, key=lambda w: table[first][w][0])
+    return Choice(chosen, best, thresholds[first], within, table)
+
+
+def fine_choice(per_dataset: Mapping[str, Sequence[Mapping[float, float]]]) -> float:
+    """The fine order's nearest share: the largest (the plainest order) within one SE of each dataset's best
+    fine nDCG@10; the first dataset's alone where none is within on all."""
+    table = {name: fold_means(folds) for name, folds in per_dataset.items()}
+    thresholds = {name: _best_less_se(t) for name, t in table.items()}
+    options = list(next(iter(table.values())))
+    within = [s for s in options if all(table[n][s][0] >= thresholds[n] for n in table)]
+    if not within:
+        first = next(iter(table))
+        within = [s for s in options if table[first][s][0] >= thresholds[first]]
+    return max(within)
+
+
+def _best_less_se(table: Mapping) -> float:
+    """The one-SE rule's bar: the best mean less that mean's standard error."""
+    mean, se = max(table.values(), key=lambda value: value[0])
+    return mean - se
+
+
+def bucket_means(metrics: Mapping[str, np.ndarray], sizes: np.ndarray, hard_rows: np.ndarray,
+                 buckets: Iterable[tuple[int, int | None]] = BUCKETS) -> dict[str, dict[str, float]]:
+    """metric → {"all", each bucket's name} → the mean over those users (fine metrics over the hard-candidate
+    users, by their own library size)."""
+    out: dict[str, dict[str, float]] = {}
+    for metric, values in metrics.items():
+        own = sizes[hard_rows] if metric.startswith(("fine.", "in-area.")) else sizes
+        cells = {"all": float(np.nanmean(values))}
+        for bucket in buckets:
+            mask = in_bucket(own, bucket)
+            cells[bucket_name(bucket)] = float(np.nanmean(values[mask])) if mask.any() else float("nan")
+        out[metric] = cells
+    return out
+
+
+def variants(chosen: Weighting) -> dict[str, Weighting]:
+    """The chosen default and what each of its parts adds: without the collaborative part, without the
+    evidence share (n0 = 0), without the linear model, without the fine order."""
+    w = chosen.weights
+    return {
+        "without the collaborative part": Weighting(replace(w, collaborative=0.0),
+                                                    None if chosen.fine is None else fine_mix(replace(w, collaborative=0.0),
+                                                                                              chosen.fine.get("nearest", 0.0))),
+        "without the evidence share (n0 = 0)": Weighting(replace(w, learned_evidence=0.0), chosen.fine),
+        "without the linear model": Weighting(replace(w, learned=0.0, learned_evidence=0.0),
+                                              None if chosen.fine is None else fine_mix(replace(w, learned=0.0),
+                                                                                        chosen.fine.get("nearest", 0.0))),
+        "fused order (no fine order)": Weighting(w, None),
+    }

@@ -10,31 +10,33 @@ from __future__ import annotations
 
 import numpy as np
 
-CHUNK = 4096  # saved items compared at a time (each against its user's whole row)
+
+
+def above_counts(scores: np.ndarray, relevant: np.ndarray, ties: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(the row of each relevant item, how many items of that row score higher: ties counting half, or, with
+    `ties` False, not at all). A row at a time: a user has a handful of saves against thousands of items."""
+    scores = np.asarray(scores)
+    rows, columns = np.nonzero(np.asarray(relevant, dtype=bool))  # row-major: each row's items together
+    above = np.empty(len(rows), dtype=np.float64)
+    starts = np.searchsorted(rows, np.arange(len(scores) + 1))
+    for row in np.flatnonzero(np.diff(starts)):
+        part = slice(starts[row], starts[row + 1])
+        values = scores[row]
+        own = values[columns[part]][:, None]
+        above[part] = (values > own).sum(axis=1)
+        if ties:
+            above[part] += 0.5 * ((values == own).sum(axis=1) - 1)
+    return rows, above
 
 
 def order_losses(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     """Per row: the fraction of (relevant, other) pairs where the other scores higher, ties half (NaN where a
     row has no relevant item or nothing else)."""
-    scores = np.asarray(scores)
     relevant = np.asarray(relevant, dtype=bool)
-    rows, columns = np.nonzero(relevant)
-    above = np.empty(len(rows), dtype=np.float64)
-    for start in range(0, len(rows), CHUNK):
-        part = slice(start, start + CHUNK)
-        own = scores[rows[part], columns[part]][:, None]
-        row_scores = scores[rows[part]]
-        above[part] = (row_scores > own).sum(axis=1) + 0.5 * ((row_scores == own).sum(axis=1) - 1)
-    n_relevant = relevant.sum(axis=1)
+    rows, above = above_counts(scores, relevant)
+    n_relevant = relevant.sum(axis=1).astype(np.float64)
     n_other = relevant.shape[1] - n_relevant
-    # pairs between two relevant items are not (relevant, other) pairs: take each such pair out once
-    wrong = np.bincount(rows, weights=above, minlength=len(relevant)) - _relevant_pairs_above(scores, relevant)
+    # the counts include pairs of two relevant items, n_rel·(n_rel − 1)/2 of them per row whatever the order
+    wrong = np.bincount(rows, weights=above, minlength=len(relevant)) - n_relevant * (n_relevant - 1) / 2
     pairs = n_relevant * n_other
     return np.divide(wrong, pairs, out=np.full(len(relevant), np.nan), where=pairs > 0)
-
-
-def _relevant_pairs_above(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
-    """Per row, what order_losses counted for pairs of two relevant items: each such pair once in all (one of the
-    two sits above the other, or they tie and count half from each side)."""
-    n_relevant = relevant.sum(axis=1).astype(np.float64)
-    return n_relevant * (n_relevant - 1) / 2

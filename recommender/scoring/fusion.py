@@ -140,12 +140,16 @@ def fuse(signals: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
 def weighted_sum(standardised: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
     """fuse's sum on signals already standardised: for a caller fusing the same signals with many weightings
     (the weight choice, evaluation/weight_grid.py)."""
-    total = None
+    total = part = None
     for name, weight in weights.items():
         if np.all(np.asarray(weight) <= 0) or name not in standardised:
             continue
-        part = weight * standardised[name]
-        total = part if total is None else total + part
+        if total is None:
+            total = weight * standardised[name]
+            continue
+        if part is None or part.shape != total.shape or part.dtype != np.result_type(weight, standardised[name]):
+            part = np.empty(total.shape, np.result_type(weight, standardised[name]))
+        total += np.multiply(weight, standardised[name], out=part)  # one buffer for every signal after the first
     if total is None:
         raise SettingError("no signal has a positive weight")
     return total

@@ -67,12 +67,19 @@ def validation_pass(dumps: dict[str, Path], folds: list[int]):
         per_dataset[name], sizes[name] = [], []
         for fold in folds:
             started = time.process_time()
-            scored = ScoredSplit(read_split(folder, fold, "validation"), seed=fold)
-            per_dataset[name].append({w: float(scored.recall50(w).mean()) for w in grid})
-            sizes[name].append(scored.split.sizes)
+            kept = folder / f"fold{fold}" / "validation-recall50.json"  # this pass's results, kept beside the dump
+            known = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
+            split = read_split(folder, fold, "validation")
+            if not all(Weighting(w).label() in known for w in grid):
+                scored = ScoredSplit(split, seed=fold)
+                known |= {Weighting(w).label(): float(scored.recall50(w).mean())
+                          for w in grid if Weighting(w).label() not in known}
+                kept.write_text(json.dumps(known, indent=0) + "\n", encoding="utf-8")
+                del scored
+            per_dataset[name].append({w: known[Weighting(w).label()] for w in grid})
+            sizes[name].append(split.sizes)
             log.info("%s fold %d validation: %d weightings in %.0f s CPU", name, fold, len(grid),
                      time.process_time() - started)
-            del scored
     return per_dataset, {name: np.concatenate(s) for name, s in sizes.items()}
 
 

@@ -3,7 +3,8 @@
     python benchmarks/weight_choice.py citeulike-a=DUMPS/a citeulike-t=DUMPS/t [--folds 0,1,2,3,4] [--json PATH]
 
 1. Every weighting of evaluation/weight_grid.coarse_grid on every fold's validation split: recall@50; the
-   simplest within one standard error (over the folds) of the best on both datasets is chosen.
+   simplest within one standard error (over the folds) of the best is chosen, per dataset; the first one's ships
+   (the shipped model is trained on it) and is also scored on the others.
 2. The fine order's nearest share, the same way, on the validation splits' fine nDCG@10.
 3. On the test folds: the chosen default, what each of its parts adds, its n0 sweep, the weights shipped until
    now and every rule the fold run recorded (the peers), pooled and per library-size bucket: recall@50, recall@20,
@@ -95,17 +96,20 @@ def fine_pass(dumps: dict[str, Path], folds: list[int], chosen: FusionWeights) -
     return per_dataset
 
 
-def test_rows(default: Weighting) -> dict[str, Weighting]:
-    rows = {"zotrec default (issue 33: one-SE, evidence share)": default,
-            **{f"default {name}": weighting for name, weighting in variants(default).items()},
-            "weights shipped until now (fixed)": SHIPPED_UNTIL_NOW}
+def test_rows(default: Weighting, shipped: Weighting, dataset: str, shipped_on: str) -> dict[str, Weighting]:
+    rows = {"zotrec default (issue 33: one-SE on this dataset's folds)": default,
+            **{f"default {name}": weighting for name, weighting in variants(default).items()}}
+    if dataset != shipped_on:  # the weights that ship, chosen on the other dataset: do they carry over?
+        rows[f"weights chosen on {shipped_on} (shipped)"] = shipped
+    rows["weights shipped until now (fixed)"] = SHIPPED_UNTIL_NOW
     for n0 in EVIDENCE_GRID:
         if n0 != default.weights.learned_evidence:
             rows[f"default with n0 = {n0:g}"] = Weighting(replace(default.weights, learned_evidence=n0), default.fine)
     return rows
 
 
-def test_pass(dumps: dict[str, Path], folds: list[int], default: Weighting) -> dict[str, list[dict]]:
+def test_pass(dumps: dict[str, Path], folds: list[int], defaults: dict[str, Weighting], shipped_on: str
+              ) -> dict[str, list[dict]]:
     """dataset → per fold: rule → metric → bucket → mean."""
     out = {}
     for name, folder in dumps.items():
@@ -125,9 +129,10 @@ def test_pass(dumps: dict[str, Path], folds: list[int], default: Weighting) -> d
                                          f"shipped form ({np.mean(mine[metric]):.5f} vs "
                                          f"{np.mean(rules[SHIPPED_RULE][metric]):.5f})")
                 log.info("%s fold %d: the grid reproduces the fold run's shipped form", name, fold)
-            for label, weighting in test_rows(default).items():
+            for label, weighting in test_rows(defaults[name], defaults[shipped_on], name, shipped_on).items():
                 table[label] = bucket_means(scored.metrics(weighting), split.sizes, split.hard_rows)
             for label, metrics in rules.items():
+                label = "zotrec fused, stepwise weights per fold (until now)" if label == SHIPPED_RULE else label
                 table[label] = bucket_means(metrics, split.sizes, split.hard_rows)
             out[name].append(table)
             log.info("%s fold %d test: %.0f s CPU", name, fold, time.process_time() - started)
@@ -168,25 +173,26 @@ def main(argv: list[str]) -> None:
             name, folder = arg.split("=", 1)
             dumps[name] = Path(folder)
     per_dataset, sizes = validation_pass(dumps, folds)
-    choice = one_se_choice(per_dataset, sizes)
-    everyone = np.concatenate(list(sizes.values()))
-    print("validation recall@50, mean ± SE over folds:")
-    for name, table in choice.table.items():
-        best = max(table, key=lambda w: table[w][0])
-        print(f"  {name}: best {Weighting(best).label()} {table[best][0]:.4f} ± {table[best][1]:.4f}; "
-              f"chosen {table[choice.chosen][0]:.4f}; shipped until now "
+    defaults, choices, fine_tables = {}, {}, {}
+    for name in dumps:  # each dataset's own choice; the first dataset's ships (the shipped model is trained on it)
+        choice = choices[name] = one_se_choice({name: per_dataset[name]}, {name: sizes[name]})
+        table = choice.table[name]
+        print(f"{name} validation recall@50, mean ± SE over folds: best {Weighting(choice.best).label()} "
+              f"{table[choice.best][0]:.4f} ± {table[choice.best][1]:.4f}; {len(choice.within)} of "
+              f"{len(coarse_grid())} within one SE; chosen (least mean weight on the linear model and the "
+              f"collaborative part, {complexity(choice.chosen, sizes[name]):.3f}): {Weighting(choice.chosen).label()} "
+              f"{table[choice.chosen][0]:.4f}; shipped until now "
               f"{table.get(SHIPPED_UNTIL_NOW.weights, (float('nan'),))[0]:.4f}")
-    print(f"  within one SE on every dataset: {len(choice.within)} of {len(coarse_grid())}; chosen (least weight on "
-          f"the linear model and the collaborative part, {complexity(choice.chosen, everyone):.3f} on average): "
-          f"{Weighting(choice.chosen).label()}")
-    fine_folds = fine_pass(dumps, folds, choice.chosen)
-    nearest = fine_choice(fine_folds)
-    for name, table in fine_folds.items():
-        print(f"  fine nDCG@10 on validation, {name}: " + ", ".join(
-            f"nearest {s:g}: {np.mean([f[s] for f in table]):.4f}" for s in NEAREST_GRID))
-    default = Weighting(choice.chosen, fine_mix(choice.chosen, nearest))
-    print(f"chosen default: {default.label()}")
-    tests = test_pass(dumps, folds, default)
+        fine_tables[name] = fine_pass({name: dumps[name]}, folds, choice.chosen)[name]
+        nearest = fine_choice({name: fine_tables[name]})
+        print(f"  fine nDCG@10 on validation: " + ", ".join(
+            f"nearest {s:g}: {np.mean([f[s] for f in fine_tables[name]]):.4f}" for s in NEAREST_GRID)
+              + f"; chosen nearest {nearest:g}")
+        defaults[name] = Weighting(choice.chosen, fine_mix(choice.chosen, nearest))
+        print(f"  {name} default: {defaults[name].label()}")
+    shipped_on = next(iter(dumps))
+    default = defaults[shipped_on]
+    tests = test_pass(dumps, folds, defaults, shipped_on)
     print_tables(tests)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"\n{time.process_time() - started:.0f} s CPU, {time.perf_counter() - wall:.0f} s wall, "
@@ -197,11 +203,15 @@ def main(argv: list[str]) -> None:
             "default": {"fusion_weights": {k: getattr(default.weights, k) for k in
                                            ("lexical", "learned", "collaborative", "learned_evidence")},
                         "fine_weights": dict(default.fine or {})},
-            "validation_recall50": {name: {Weighting(w).label(): list(v) for w, v in table.items()}
-                                    for name, table in choice.table.items()},
+            "shipped_on": shipped_on,
+            "defaults": {name: {"fusion_weights": {k: getattr(w.weights, k) for k in
+                                                   ("lexical", "learned", "collaborative", "learned_evidence")},
+                                "fine_weights": dict(w.fine or {})} for name, w in defaults.items()},
+            "validation_recall50": {name: {Weighting(w).label(): list(v) for w, v in choice.table[name].items()}
+                                    for name, choice in choices.items()},
             "validation_fine_ndcg10": {name: {str(s): [f[s] for f in table] for s in NEAREST_GRID}
-                                       for name, table in fine_folds.items()},
-            "within_one_se": [Weighting(w).label() for w in choice.within],
+                                       for name, table in fine_tables.items()},
+            "within_one_se": {name: [Weighting(w).label() for w in choice.within] for name, choice in choices.items()},
             "test": tests}, indent=1) + "\n", encoding="utf-8")
 
 

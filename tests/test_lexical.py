@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from recommender.features.lexical import ENGLISH_STOP_WORDS, LexicalIndex, words
-from recommender.features.scripts import CJK_RUN
+from recommender.scripts import CJK_RUN
 from recommender.features.tfidf import TfidfRepresentation
 from recommender.scoring.aggregation import sparse_top_values, top_values
 from tests.conftest import SEEDS

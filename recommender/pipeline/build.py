@@ -23,8 +23,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 # scripts.py: which texts title keys, the tf-idf analyzer's character pairs and the unread rule treat as non-Latin.
 PREPARED_CODE = (_PACKAGE / "text.py", _PACKAGE / "scripts.py", _PACKAGE / "items.py", _PACKAGE / "corpus",
                  _PACKAGE / "formats", _PACKAGE / "features", _PACKAGE / "scoring" / "owned.py",
-                 _PACKAGE / "scoring" / "prepared.py", _PACKAGE / "scoring" / "corpus_side.py",
-                 _PACKAGE / "scoring" / "unread.py")
+                 _PACKAGE / "scoring" / "prepared.py")
 # The code the kept library state's values come from (each signal's own inputs are in their keys too).
 LIBRARY_STATE_CODE = (_PACKAGE / "scoring", _PACKAGE / "features", _PACKAGE / "scripts.py",
                       _PACKAGE / "collaborative" / "dense_model.py")

@@ -71,12 +71,3 @@ def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
     rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
     return index, rows
 
-
-UNREAD_NAME = "unread"  # kept with the prepared corpus, whose key covers scripts.py and unread.py (pipeline/build.py)
-
-
-def unread_papers(papers: Sequence[Paper], memo: Memo | None = None) -> np.ndarray:
-    """Bool per corpus paper: MiniLM cannot read its text (recommender/scoring/unread.py)."""
-    from recommender.scoring.unread import unread_mask
-
-    return _through(memo, UNREAD_NAME, lambda: {"mask": unread_mask([paper.text for paper in papers])})["mask"].astype(bool)

@@ -32,13 +32,7 @@ from recommender.scoring.aggregation import (
 )
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
-from recommender.scoring.corpus_side import (
-    corpus_authors,
-    corpus_factors,
-    factors_name,
-    lexical_corpus,
-    unread_papers,
-)
+from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
 from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import (
     DEFAULT_SCORING,
@@ -292,8 +286,8 @@ class Recommender:
         None on tf-idf or hybrid rows (which read every script) or when every text is read."""
         if not self.dense:
             return None
-        if self._unread_papers is None:
-            self._unread_papers = unread_papers(self.corpus, memo)
+        if self._unread_papers is None:  # a regular-expression search per paper: milliseconds, nothing to keep
+            self._unread_papers = unread_mask([paper.text for paper in self.corpus])
         items = unread_mask(texts)
         if not items.any() and not self._unread_papers.any():
             return None

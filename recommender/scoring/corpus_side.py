@@ -70,4 +70,3 @@ def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
     index = LexicalIndex.from_arrays(arrays, arrays["stop_words"].tolist())
     rows = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(len(texts), N_FEATURES))
     return index, rows
-

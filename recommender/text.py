@@ -7,6 +7,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from recommender.scripts import letter_script, unread_script
+
 _LATEX_HINT = re.compile(r"[\\$]")
 _DOTLESS_I_ACCENT = re.compile("\u0131(?=[\u0300-\u036f])")
 _FONTS = "mathcal|mathscr|mathfrak|mathrm|mathbf|mathbb|mathit|mathsf|mathtt|texttt|textbf|textit|textrm|textsf|emph"
@@ -32,6 +34,7 @@ _MATH_TOKEN = re.compile(r"\\[A-Za-z]+|\\[{}]|[{}]|[^\\{}]+|\\.")
 _ARGUMENT = re.compile(r"\\[A-Za-z]+\s*\{(?!\})")  # a macro given an argument ("\sqrt{k}"; "\log{}" is none)
 _HTML_TAG = re.compile(r"</?(?:em|i|b|u|strong|sub|sup|br|p|span|code|tt|a)\b[^<>]*>", re.IGNORECASE)
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_KEY_ASCII = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 DERIVED_TITLE_WORDS = 12
 
@@ -217,9 +220,13 @@ def clean_text(text: str | None, *, latex: bool = True) -> str:
 
 
 def title_key(title: str) -> str:
-    """A matching key for titles: lower-case ASCII letters and digits only."""
-    folded = unicodedata.normalize("NFKD", clean_text(title)).encode("ascii", "ignore").decode()
-    return _NON_ALNUM.sub("", folded.lower())
+    """A matching key for titles: lower-case ASCII letters and digits only; a title mostly in a non-Latin
+    script (recommender/scripts.py) keeps that script's letters too, so two Chinese or Russian titles are
+    not one empty key (an English title with a Greek letter keeps its key)."""
+    folded = unicodedata.normalize("NFKD", clean_text(title))
+    if folded.isascii() or unread_script(folded) is None:
+        return _NON_ALNUM.sub("", folded.encode("ascii", "ignore").decode().lower())
+    return "".join(char for char in folded.lower() if char in _KEY_ASCII or letter_script(char) is not None)
 
 
 def doi_key(doi: str) -> str:

@@ -11,18 +11,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recommender.features.lexical import ENGLISH_STOP_WORDS, LexicalIndex
+from recommender.features.lexical import ENGLISH_STOP_WORDS, LexicalIndex, words
+from recommender.scripts import CJK_RUN
 from recommender.features.tfidf import TfidfRepresentation
 from recommender.scoring.aggregation import sparse_top_values, top_values
 from tests.conftest import SEEDS
 
 
-def _texts(shared, n_titles: int = 4000):
+def _texts(shared, n_titles: int = 4000, *, cjk: bool = True):
+    """Real titles and abstracts; `cjk` False leaves out those with Han, kana or Hangul, which zotrec splits into
+    character pairs where scikit-learn keeps whole runs (test_cjk_runs_become_character_pairs)."""
     corpus = [json.loads(line)["title"] for line in
               (shared / "data" / "icml2025" / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
     corpus += [path.read_text(encoding="utf-8") for path in SEEDS]
     titles = (shared / "data" / "citeulike-a" / "titles.txt").read_text(encoding="utf-8").splitlines()[:n_titles]
     library = titles + ["Ünïcödé naïve façade — Schrödinger", "", "a b", "数据 挖掘 of the graph", "Graph graph GRAPH"]
+    if not cjk:
+        corpus, library = ([text for text in texts if not CJK_RUN.search(text)] for texts in (corpus, library))
     return corpus, library
 
 
@@ -41,7 +46,7 @@ def _assert_same_rows(got, want) -> None:
 
 @pytest.mark.parametrize(("n_features", "ngram_range"), [(1 << 20, (1, 2)), (1 << 16, (1, 1)), (1 << 18, (1, 3))])
 def test_tfidf_rows_equal_scikit_learns_array_for_array(shared, n_features, ngram_range):
-    corpus, library = _texts(shared)
+    corpus, library = _texts(shared, cjk=False)
     hasher, transformer = _scikit_learn(n_features, ngram_range)
     transformer.fit(hasher.transform(corpus))
     mine = TfidfRepresentation(n_features, ngram_range).fit(corpus)
@@ -54,12 +59,28 @@ def test_tfidf_rows_equal_scikit_learns_array_for_array(shared, n_features, ngra
 
 def test_a_float64_idf_of_an_older_model_file_gives_scikit_learns_rows(shared):
     """Model files written with an older scikit-learn keep a float64 idf; the rows stay the ones it gave."""
-    corpus, library = _texts(shared, 500)
+    corpus, library = _texts(shared, 500, cjk=False)
     hasher, transformer = _scikit_learn(1 << 16, (1, 2))
     transformer.fit(hasher.transform(corpus))
     transformer.idf_ = transformer.idf_.astype(np.float64) * (1 + 1e-9)  # not float32-representable
     restored = TfidfRepresentation(1 << 16, (1, 2), idf=transformer.idf_)
     _assert_same_rows(restored.transform(library), transformer.transform(hasher.transform(library)))
+
+
+def test_cjk_runs_become_character_pairs_and_the_rest_scikit_learns_words(shared):
+    """Han, kana and Hangul runs → overlapping character pairs (Hangul recomposed after the accent strip); the
+    words around them are scikit-learn's, and a text without such runs is analysed as scikit-learn does."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    analyse = HashingVectorizer(stop_words="english", strip_accents="unicode").build_analyzer()
+    assert words("基于BERT的文本分类") == ["基于", "bert", "的文", "文本", "本分", "分类"]
+    assert words("数据 挖掘 of the graph") == ["数据", "挖掘", "graph"]
+    assert words("한국어 처리") == ["한국", "국어", "처리"]
+    assert words("ディープラーニング") == ["ディ", "ィー", "ープ", "プラ", "ラー", "ーニ", "ニン", "ング"]
+    assert words("图 and a graph") == ["图", "graph"]  # a lone character stays a token
+    assert words("Обучение с подкреплением") == analyse("Обучение с подкреплением")  # spaced scripts: words
+    corpus, _ = _texts(shared, 0, cjk=False)
+    assert all(words(text) == analyse(text) for text in corpus[:2000])
 
 
 def test_the_stop_words_are_scikit_learns():

@@ -4,6 +4,8 @@ The rows equal scikit-learn's HashingVectorizer(alternate_sign=False, norm=None,
 strip_accents="unicode") + TfidfTransformer(sublinear_tf=True) array for array (tests/test_lexical.py
 checks it on real titles and abstracts): the same analyzer, MurmurHash3 (mmh3) and float32 arithmetic.
 Importing scikit-learn would cost more CPU than a whole warm content score, so it is not imported here.
+One departure: runs of Han, kana and Hangul are split into character pairs (`words`), where scikit-learn keeps
+a whole unspaced sentence as one token; text without them is analysed exactly as before.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from recommender.scripts import CJK_RUN
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -55,8 +59,28 @@ def _strip_accents(text: str) -> str:
 
 
 def words(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> list[str]:
-    """scikit-learn's word rule: lower case, accents stripped, `\\w\\w+` tokens, stop words dropped."""
+    """scikit-learn's word rule: lower case, accents stripped, `\\w\\w+` tokens, stop words dropped; a run of
+    Han, kana or Hangul, written without spaces between words, becomes its overlapping character pairs."""
+    if text.isascii() or not CJK_RUN.search(text):
+        return _words(text, stop_words)
+    tokens, last = [], 0
+    for run in CJK_RUN.finditer(text):
+        tokens += _words(text[last:run.start()], stop_words)
+        tokens += character_pairs(unicodedata.normalize("NFC", run.group()))
+        last = run.end()
+    return tokens + _words(text[last:], stop_words)
+
+
+def _words(text: str, stop_words: frozenset[str]) -> list[str]:
     return [word for word in _TOKEN.findall(_strip_accents(text.lower())) if word not in stop_words]
+
+
+def character_pairs(run: str) -> list[str]:
+    """A CJK run's overlapping character pairs ("深度学习" → 深度, 度学, 学习); a lone character stays whole.
+    Pairs are the usual unit for Chinese retrieval without a word segmenter (most words are two characters)."""
+    if len(run) < 2:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
 
 
 def ngrams(tokens: list[str], ngram_range: tuple[int, int] = NGRAMS) -> list[str]:

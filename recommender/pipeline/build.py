@@ -20,10 +20,13 @@ from recommender.store import code_fingerprint
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # The code whose output a prepared-corpus entry stores: corpus files → papers, identity keys, feature rows.
-PREPARED_CODE = (_PACKAGE / "text.py", _PACKAGE / "items.py", _PACKAGE / "corpus", _PACKAGE / "formats",
-                 _PACKAGE / "features", _PACKAGE / "scoring" / "owned.py", _PACKAGE / "scoring" / "prepared.py")
+# scripts.py: which texts title keys, the tf-idf analyzer's character pairs and the unread rule treat as non-Latin.
+PREPARED_CODE = (_PACKAGE / "text.py", _PACKAGE / "scripts.py", _PACKAGE / "items.py", _PACKAGE / "corpus",
+                 _PACKAGE / "formats", _PACKAGE / "features", _PACKAGE / "scoring" / "owned.py",
+                 _PACKAGE / "scoring" / "prepared.py")
 # The code the kept library state's values come from (each signal's own inputs are in their keys too).
-LIBRARY_STATE_CODE = (_PACKAGE / "scoring", _PACKAGE / "features", _PACKAGE / "collaborative" / "dense_model.py")
+LIBRARY_STATE_CODE = (_PACKAGE / "scoring", _PACKAGE / "features", _PACKAGE / "scripts.py",
+                      _PACKAGE / "collaborative" / "dense_model.py")
 
 
 @dataclass(frozen=True)

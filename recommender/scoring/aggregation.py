@@ -158,6 +158,8 @@ def merge_top_values(previous: TopValues, new: TopValues | None, aggregation: st
     if new is None or not new.n_items:
         return previous
     n_items = previous.n_items + new.n_items
+    if previous.total is not None and new.total is not None:  # `mean`: the sums add up
+        return TopValues(best=previous.best[:, :0], total=previous.total + new.total, n_items=n_items)
     both = np.concatenate([previous.best, new.best], axis=1)
     keep = kept(aggregation, n_items)
     best = np.ascontiguousarray(np.sort(both, axis=1)[:, ::-1][:, :keep])

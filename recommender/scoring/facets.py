@@ -122,13 +122,15 @@ def spread(item_rows, items: np.ndarray, wanted: int | None = None) -> np.ndarra
 
 
 def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.ndarray,
-                   window: int = WINDOW) -> tuple[np.ndarray, Interests]:
+                   window: int = WINDOW, *, nearest=None) -> tuple[np.ndarray, Interests]:
     """The profile's interests and `order` re-ranked by them (proportional_order; `window` is the strong bar's
-    list, never the shown list's length, so every -n shows a prefix of the same order)."""
+    list, never the shown list's length, so every -n shows a prefix of the same order). `nearest(papers)`:
+    the papers' best items and similarities as the reasons find them (default: reasons_for on the rows)."""
     interests = library_interests([item.collections for item in profile], [item.title for item in profile], rows)
     if len(interests.names) < 2:
         return order, interests
-    nearest, similarity = reasons_for(rows, corpus_rows, order[: POOL_FACTOR * window])
+    found = nearest or (lambda papers: reasons_for(rows, corpus_rows, papers))
+    nearest, similarity = found(order[: POOL_FACTOR * window])
     nearest, similarity = nearest[:, 0], similarity[:, 0]
     shares = interests.sizes / len(interests.labels)
     order = proportional_order(order, interests.labels[nearest], nearest, similarity, shares, window, rows)

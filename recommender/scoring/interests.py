@@ -19,6 +19,7 @@ import numpy as np
 
 from recommender.features.base import dense_part
 from recommender.scoring.linkage import average_linkage, cuts
+from recommender.scripts import CJK_RUN
 
 MAX_INTERESTS = 10  # more than a top 20 can show side by side
 MIN_COLLECTION_ITEMS = 3  # a collection with fewer items is not an interest of its own
@@ -36,7 +37,10 @@ PAIR_PREFERENCE = 0.9
 GENERIC_WORDS = frozenset("""
     analysis approach approaches based data deep learning method methods model models network networks
     neural new paper problem problems results study toward towards using
+    一种 分析 基于 学习 应用 技术 数据 方法 模型 深度 研究 神经 算法 网络 问题
 """.split())
+# Chinese particles ("of", "and"): a character pair holding one spans two words, never a name (lexical.py pairs).
+_PARTICLES = frozenset("的与和及")
 _PATH_SEPARATOR = re.compile(r"(?<!\\)/")
 
 
@@ -227,10 +231,17 @@ def _terms(title: str) -> list[str]:
     from recommender.features.lexical import ENGLISH_STOP_WORDS, words
 
     tokens = words(title, frozenset())
-    kept = [token for token in tokens if token not in ENGLISH_STOP_WORDS]
-    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a not in ENGLISH_STOP_WORDS
-             and b not in ENGLISH_STOP_WORDS]
+    stop = {token for token in tokens if token in ENGLISH_STOP_WORDS or (CJK_RUN.match(token) and _PARTICLES & set(token))}
+    kept = [token for token in tokens if token not in stop]
+    pairs = [_pair(a, b) for a, b in zip(tokens, tokens[1:]) if a not in stop and b not in stop]
     return kept + pairs
+
+
+def _pair(first: str, second: str) -> str:
+    """Two adjacent terms as one: words with a space, overlapping CJK character pairs run together (检测, 测算 → 检测算)."""
+    if first[-1:] == second[:1] and CJK_RUN.fullmatch(first) and CJK_RUN.fullmatch(second):
+        return first + second[1:]
+    return f"{first} {second}"
 
 
 def _folded(gram: str) -> str:
@@ -243,6 +254,9 @@ _GENERIC_FOLDED = frozenset(_folded(word) for word in GENERIC_WORDS)
 
 
 def _overlap(gram: str, other: str) -> bool:
+    """Two terms share a word (or, CJK run together by `_pair`, one holds the other)."""
+    if CJK_RUN.fullmatch(gram) and CJK_RUN.fullmatch(other):
+        return gram in other or other in gram
     return bool(set(gram.split(" ")) & set(other.split(" ")))
 
 

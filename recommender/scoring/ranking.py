@@ -50,6 +50,7 @@ from recommender.scoring.owned import CorpusKeys
 from recommender.scoring.recency import recency_weights, scaled_rows
 from recommender.scoring.signals import SHIPPED_NEGATIVES, UserInputs, needs_factors, user_signals, wanted_signals
 from recommender.scoring.steering import Steering, scale_for, steer_reasons, steered_scores
+from recommender.scoring.unread import Unread, unread_mask
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,7 @@ class Recommender:
         self.interests = interests
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
         self._authors = None  # the corpus authors' name keys, made on first use
+        self._unread_papers = None  # bool per paper: MiniLM cannot read it (scoring/unread.py), made on first use
 
     def recommend(
         self,
@@ -145,7 +147,10 @@ class Recommender:
         memo = caches.corpus_memo
         with scoring_threads():
             rows, values = self._content_values(texts, kept_state, None if caches.keep_encoder else self._release)
-            if item_weights is not None:  # the kept state holds the unweighted values; these are not kept
+            unread = self._unread_items(texts, memo)
+            if unread is not None:  # items MiniLM cannot read are matched on their tf-idf rows (unread.py)
+                values = unread.values(rows, self.corpus_rows, self.base, item_weights)
+            elif item_weights is not None:  # the kept state holds the unweighted values; these are not kept
                 values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
@@ -166,11 +171,14 @@ class Recommender:
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
         # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
-        order, interests = interest_order(profile_items, rows, self.corpus_rows, order) if cover else (order, None)
+        nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
+        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest) if cover
+                            else (order, None))
         if top_n:
             order = order[:top_n]
         with scoring_threads():
-            reason_rows, reason_sims = reasons_for(rows, self.corpus_rows, order, self.base)
+            reason_rows, reason_sims = (reasons_for(rows, self.corpus_rows, order, self.base) if unread is None
+                                        else unread.reasons(rows, self.corpus_rows, order))
         return [
             Recommendation(
                 paper=self.corpus[index],
@@ -250,9 +258,7 @@ class Recommender:
         """tf-idf topK values; with the kept state only texts new since the last run are scored (and
         the corpus's tf-idf rows, scipy's sparse matrices, are not even loaded when there are none)."""
         def lexical():
-            if self._lexical is None:
-                self._lexical = lexical_corpus(self.corpus, memo)
-            return self._lexical
+            return self._lexical_corpus(memo)
 
         if item_weights is not None:  # recency-weighted values are never kept
             index, corpus_rows = lexical()
@@ -270,6 +276,25 @@ class Recommender:
             return compute(None)
         return kept_state.signal_values(f"lexical-{self.base}", len(self.corpus),
                                         lambda n_items: kept(self.base, n_items), compute)
+
+    def _lexical_corpus(self, memo=None):
+        """(the tf-idf index fitted on the corpus, the corpus's tf-idf rows), made once."""
+        if self._lexical is None:
+            self._lexical = lexical_corpus(self.corpus, memo)
+        return self._lexical
+
+    def _unread_items(self, texts: list[str], memo=None) -> Unread | None:
+        """Which of `texts` and of the corpus MiniLM cannot read, with their tf-idf rows (scoring/unread.py);
+        None on tf-idf or hybrid rows (which read every script) or when every text is read."""
+        if not self.dense:
+            return None
+        if self._unread_papers is None:  # a regular-expression search per paper: milliseconds, nothing to keep
+            self._unread_papers = unread_mask([paper.text for paper in self.corpus])
+        items = unread_mask(texts)
+        if not items.any() and not self._unread_papers.any():
+            return None
+        index, corpus_rows = self._lexical_corpus(memo)
+        return Unread(items, self._unread_papers, index.transform(texts), corpus_rows)
 
     def _profile_factors(self, texts: list[str], kept_state=None) -> np.ndarray:
         """The user's items' predicted factors; with the kept state only new texts are mapped."""

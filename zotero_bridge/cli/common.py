@@ -148,6 +148,17 @@ def read_sources(libraries, settings, need_text: bool = True):
     return read
 
 
+def warn_unread(items, features: str) -> None:
+    """One warning when library items are in a script the dense encoder cannot read (recommender/scripts.py):
+    how many, and that they are matched on their words instead (recommender/scoring/unread.py)."""
+    if features != "dense":  # tf-idf rows read every script; the hybrid's tf-idf half reads them
+        return
+    from recommender.scripts import library_notice
+
+    if notice := library_notice(item.text for item in items):
+        log.warning("%s", notice)
+
+
 def load_model(model_path: str | None, features: str | None = None):
     """The collaborative model: `model_path` (either kind of `zotrec train` file), "none" for content
     only, or by default the one shipped with zotrec when the features are dense (said once on stderr)."""

@@ -19,6 +19,7 @@ from zotero_bridge.cli.common import (
     log,
     profile_for,
     read_sources,
+    warn_unread,
     run_inputs,
     scoring,
     source_options,
@@ -115,6 +116,7 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
     if atom_file or mail_to:
         inputs = run_inputs(libraries, corpora, model_path)
         read = read_sources(libraries, settings)
+        warn_unread(read.items, features)
         recs, seen = ranked_list(built, libraries, read.items, settings, top_n)
         title = "Reading list · " + ", ".join(corpora)
         context = list_context(libraries, corpora, features, recommender, len(read.items), None, recs, seen.left_out)

@@ -17,6 +17,7 @@ from zotero_bridge.cli.common import (
     scoring,
     source_options,
     source_settings,
+    warn_unread,
     write_output,
 )
 from zotero_bridge.cli.corpus_input import shipped
@@ -78,6 +79,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     settings = source_settings(library_id, library_type, api_key, endpoint)
     read = read_sources(libraries, settings)
     warn_undated(steering, read.items)
+    warn_unread(profile_for(read.items, collection) or read.items, features)
     built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
                     representation=make_representation(features, encoder))
     recommender = built.recommender

@@ -146,7 +146,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
             user_changed = snapshot.version != first_version if user_changed is None else user_changed
             group = (_group_signal(session, memory, library, snapshot, recommender.corpus)
                      if request.transport.group_signal else ({}, frozenset(), ""))
-            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group)
+            report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group,
+                                        say_unread=round_number == 1)
             remembered = fates
             report.rounds = round_number
             if request.dry_run or not report.plan.needs_writes:
@@ -195,8 +196,9 @@ def _group_signal(session, memory, library, snapshot, corpus):
     return counts, others, name or session.credentials.describe()
 
 
-def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group):
-    """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates."""
+def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group, say_unread=False):
+    """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates.
+    `say_unread`: warn about items the dense encoder cannot read (the first round; a re-plan says it no more)."""
     from zotero_bridge.feedback.fates import DISMISSED, UNTOUCHED
     from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
     from zotero_bridge.feedback.web_view import web_view
@@ -213,6 +215,12 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
     from recommender.pipeline import Library, RankOptions, rank
     from zotero_bridge.sync.rolling import daily_plan_inputs
+
+    if say_unread and recommender.dense:  # items MiniLM cannot read (recommender/scoring/unread.py), said once
+        from recommender.scripts import library_notice
+
+        if notice := library_notice(item.text for item in read.items):
+            log.warning("%s", notice)
 
     recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
                 RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)

@@ -97,3 +97,24 @@ def test_a_merged_library_with_a_diffuse_field_keeps_its_fields_apart(shared):
     places = collections.Counter(owner[rec.reasons[0].item_key] for rec in shown)
     assert len({rec.interest for rec in shown}) >= 3
     assert len(places) >= 3 and sorted(places.values())[-3] >= 3, places
+
+
+def test_unrelated_clusters_are_interests_below_the_silhouette_bar(monkeypatch):
+    """Three orthogonal groups spread so wide that the silhouette is 0.14: separate fields all the same; the same
+    groups sharing a common direction (related: one field) stay one interest."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from recommender.scoring import interests
+    from tests.test_interests import blobs
+
+    rows, truth = blobs([40, 40, 40], dimensions=96, spread=0.24)
+    distances = interests._distances(interests._unit(rows.astype(np.float32)))
+    assert interests.UNRELATED_SILHOUETTE < interests.silhouette(distances, truth) < interests.MIN_SILHOUETTE
+    assert interests.unrelated(distances, truth)
+    found = interests.cluster_labels(rows)
+    assert found.max() == 2 and adjusted_rand_score(truth, found) > 0.9
+    related = rows + 0.6 * np.ones(rows.shape[1]) / np.sqrt(rows.shape[1])
+    assert not interests.unrelated(interests._distances(interests._unit(related.astype(np.float32))), truth)
+    assert interests.cluster_labels(related).max() == 0
+    monkeypatch.setattr(interests, "UNRELATED_SIMILARITY", -1.0)  # the old rule: the silhouette bar alone
+    assert interests.cluster_labels(rows).max() == 0

@@ -153,9 +153,10 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
 def unrelated(distances: np.ndarray, labels: np.ndarray) -> bool:
     """Whether no two clusters' items are on average more similar than UNRELATED_SIMILARITY (cosine): separate
     fields, whatever the spread inside each lowers the silhouette to."""
-    members = np.eye(labels.max() + 1, dtype=np.float64)[labels]
-    sizes = members.sum(axis=0)
-    similarity = 1.0 - (members.T @ distances.astype(np.float64) @ members) / np.outer(sizes, sizes)
+    members = np.eye(labels.max() + 1, dtype=distances.dtype)[labels]
+    sizes = members.sum(axis=0).astype(np.float64)
+    totals = (members.T @ distances).astype(np.float64) @ members  # k × k summed distances, no n × n copy
+    similarity = 1.0 - totals / np.outer(sizes, sizes)
     np.fill_diagonal(similarity, -np.inf)
     return bool(similarity.max() <= UNRELATED_SIMILARITY)
 

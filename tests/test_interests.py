@@ -139,11 +139,9 @@ def test_cluster_names_are_distinctive_title_terms():
     assert names == ("time series, forecasting", "flow, density estimation")  # no "flow density": "for" between
 
 
-def test_a_cluster_without_shared_terms_is_named_by_its_first_title_and_names_are_unique():
+def test_names_are_unique():
     names = cluster_names(["Alpha beta", "Gamma delta", "Alpha beta", "Gamma delta"], np.array([0, 1, 2, 3]))
     assert names == ("alpha beta", "gamma delta", "alpha beta (2)", "gamma delta (2)")
-    assert cluster_names(["Deep learning for x", "Deep learning for y"], np.array([0, 1])) == (
-        "Deep learning for x", "Deep learning for y")
 
 
 def test_seats_are_proportional_by_sainte_lague_seat_by_seat():

@@ -27,6 +27,8 @@ MIN_FILED_SHARE = 0.5  # collections are the interests only when they hold at le
 MIN_CLUSTER_ITEMS = 2  # a cluster of one item is an outlier, not an interest
 MIN_CLUSTER_SHARE = 0.02  # nor is a cluster of under 2 % of the library
 MIN_SILHOUETTE = 0.15  # below it no split is better than one interest (docs/evaluation.md, "Interests")
+UNRELATED_SILHOUETTE = 0.10  # ... unless the clusters are unrelated fields (issue 33: a diffuse field hid three)
+UNRELATED_SIMILARITY = 0.08  # unrelated: no two clusters' items are this similar on average
 SAMPLE = 1500  # rows the number of clusters is chosen on
 SVD_DIMENSIONS = 64  # sparse (tf-idf) rows are clustered in this many latent dimensions
 SEED = 0
@@ -120,8 +122,9 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     """Each row's cluster, 0 … k−1 by size (largest first), or all 0 when no split is better than none.
 
     Average-linkage clustering (cosine) of a seeded sample of at most SAMPLE rows; the cut is the one with
-    the best silhouette, at least MIN_SILHOUETTE, after clusters under MIN_CLUSTER_SHARE of the sample (at
-    least MIN_CLUSTER_ITEMS) join the nearest larger one; every row then joins its nearest cluster centroid.
+    the best silhouette, at least MIN_SILHOUETTE (UNRELATED_SILHOUETTE for clusters that are unrelated), after
+    clusters under MIN_CLUSTER_SHARE of the sample (at least MIN_CLUSTER_ITEMS) join the nearest larger one;
+    every row then joins its nearest cluster centroid.
     """
     n = rows.shape[0]
     single = np.zeros(n, dtype=np.int64)
@@ -135,13 +138,13 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     tree = average_linkage(_distances(chosen))  # its float64 copy replaces the float32 matrix
     distances = _distances(chosen)  # the same product again, for the silhouettes
     smallest = max(MIN_CLUSTER_ITEMS, math.ceil(MIN_CLUSTER_SHARE * len(sample)))
-    best, best_score = None, MIN_SILHOUETTE
+    best, best_score = None, UNRELATED_SILHOUETTE
     for cut in cuts(tree, range(2, max_clusters + 1)):
         labels = _outliers_joined(chosen, cut - 1, smallest)
         if labels.max() < 1:
             continue
         score = silhouette(distances, labels)
-        if score > best_score + 1e-9:
+        if score > best_score + 1e-9 and (score > MIN_SILHOUETTE + 1e-9 or unrelated(distances, labels)):
             best, best_score = labels, score
     del distances
     if best is None:
@@ -149,6 +152,17 @@ def cluster_labels(rows, *, seed: int = SEED, max_clusters: int = MAX_INTERESTS)
     centroids = _unit(np.vstack([chosen[best == label].mean(axis=0) for label in range(best.max() + 1)]))
     points = points if points is not None else _dense(rows, seed)
     return _by_size(np.argmax(points @ centroids.T, axis=1))
+
+
+def unrelated(distances: np.ndarray, labels: np.ndarray) -> bool:
+    """Whether no two clusters' items are on average more similar than UNRELATED_SIMILARITY (cosine): separate
+    fields, whatever the spread inside each lowers the silhouette to."""
+    members = np.eye(labels.max() + 1, dtype=distances.dtype)[labels]
+    sizes = members.sum(axis=0).astype(np.float64)
+    totals = (members.T @ distances).astype(np.float64) @ members  # k × k summed distances, no n × n copy
+    similarity = 1.0 - totals / np.outer(sizes, sizes)
+    np.fill_diagonal(similarity, -np.inf)
+    return bool(similarity.max() <= UNRELATED_SIMILARITY)
 
 
 def _distances(points: np.ndarray) -> np.ndarray:
@@ -190,9 +204,11 @@ def silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
 
 
 def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_TERMS) -> tuple[str, ...]:
-    """A short name per cluster: its most distinctive title terms (the share of its titles that use a term
-    times the term's idf over the library; zotrec's tf-idf word rule, plurals folded, a word pair preferred
-    to its words when nearly as distinctive, generic words never alone), else its first title."""
+    """A short name per cluster from its most distinctive title terms, never a title (issue 33: "interests
+    named after raw titles"): the share of its titles that use a term times the term's idf over the library
+    (zotrec's tf-idf word rule, plurals folded, a word pair preferred to its words when nearly as distinctive,
+    generic words never alone). Terms two of its titles share first; else its rarest single words; else its
+    generic words; a cluster without any word is "topic N"."""
     spelled = [_terms(title) for title in titles]
     folded = {gram: _folded(gram) for item in spelled for gram in item}
     grams = [{folded[gram] for gram in item} for item in spelled]
@@ -202,28 +218,39 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
     for label in range(labels.max() + 1):
         members = np.flatnonzero(labels == label)
         inside = Counter(gram for member in members for gram in grams[member])
-        least = 2 if len(members) > 1 else 1
-        weight = {gram: count / len(members) * math.log((1 + n) / (1 + frequency[gram]))
-                  for gram, count in inside.items()
-                  if count >= least and not set(gram.split(" ")) <= _GENERIC_FOLDED}
         surface = Counter(gram for member in members for gram in spelled[member])
         shown = {}
         for gram, count in sorted(surface.items(), key=lambda pair: (-pair[1], pair[0])):
             shown.setdefault(folded[gram], gram)
         picked: list[str] = []
-        for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
-            if " " not in gram:  # "time series" rather than "series"
-                pairs = [pair for pair in weight if " " in pair and gram in pair.split(" ")]
-                best = max(pairs, key=lambda pair: (weight[pair], pair), default=None)
-                if best is not None and weight[best] >= PAIR_PREFERENCE * weight[gram]:
-                    gram = best
-            if gram in picked or any(_overlap(gram, other) for other in picked):
-                continue
-            picked.append(gram)
-            if len(picked) == terms:
+        for least, words_only, generic in ((2 if len(members) > 1 else 1, False, False), (1, True, False),
+                                           (1, True, True)):
+            weight = {gram: count / len(members) * math.log((1 + n) / (1 + frequency[gram]))
+                      for gram, count in inside.items()
+                      if count >= least and not (words_only and " " in gram)
+                      and (generic or not set(gram.split(" ")) <= _GENERIC_FOLDED)}
+            picked = _distinctive(weight, terms)
+            if picked:
                 break
-        names.append(", ".join(shown[gram] for gram in picked) if picked else _short(titles[members[0]]))
+        names.append(", ".join(shown[gram] for gram in picked) if picked else f"topic {label + 1}")
     return _unique(names)
+
+
+def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
+    """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping."""
+    picked: list[str] = []
+    for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
+        if " " not in gram:  # "time series" rather than "series"
+            pairs = [pair for pair in weight if " " in pair and gram in pair.split(" ")]
+            best = max(pairs, key=lambda pair: (weight[pair], pair), default=None)
+            if best is not None and weight[best] >= PAIR_PREFERENCE * weight[gram]:
+                gram = best
+        if gram in picked or any(_overlap(gram, other) for other in picked):
+            continue
+        picked.append(gram)
+        if len(picked) == terms:
+            break
+    return picked
 
 
 def _terms(title: str) -> list[str]:
@@ -258,11 +285,6 @@ def _overlap(gram: str, other: str) -> bool:
     if CJK_RUN.fullmatch(gram) and CJK_RUN.fullmatch(other):
         return gram in other or other in gram
     return bool(set(gram.split(" ")) & set(other.split(" ")))
-
-
-def _short(title: str, length: int = 40) -> str:
-    title = " ".join(title.split())
-    return title if len(title) <= length else title[: length - 1].rstrip() + "…"
 
 
 def _unique(names: list[str]) -> tuple[str, ...]:

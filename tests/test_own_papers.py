@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from recommender.evaluation.own_papers import (
     graded,
@@ -58,6 +59,12 @@ def test_nearest_papers_by_cosine_leaving_out_the_paper_and_the_profile():
     vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1) * np.array([[1], [5], [1], [2], [1], [1]])
     assert nearest_papers(vectors, 0, excluded=[3], size=3).tolist() == [1, 4, 2]  # length does not count
     assert nearest_papers(vectors, 0, excluded=[], size=2).tolist() == [1, 3]
+    assert nearest_papers(sparse.csr_matrix(vectors), 0, excluded=[3], size=3).tolist() == [1, 4, 2]  # tf-idf rows
+
+
+def test_nearest_papers_breaks_ties_by_index():
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [0.0, 3.0]])
+    assert nearest_papers(vectors, 0, excluded=[], size=4).tolist() == [2, 3, 1, 4]
 
 
 def test_graded_gives_collaborators_one_and_the_held_out_two():
@@ -80,3 +87,17 @@ def test_own_paper_cases_hold_out_an_own_paper_and_exclude_the_profile():
     assert cases[2].grades.tolist() == [2, 0, 1]  # ann counts though paper 0 is now in the profile
     assert own_paper_cases(authors, vectors, min_papers=4) == []
     assert papers_by_author(authors)["me"] == [0, 1, 2]
+
+
+def test_own_paper_cases_draw_the_neighbours_from_a_wider_pool():
+    angles = np.radians(np.arange(0, 90, 3))  # papers 0-2 by "me", the rest ever further from paper 0
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    authors = [{"me"}] * 3 + [{f"x{n}"} for n in range(27)]
+    tight = own_paper_cases(authors, vectors, min_papers=3, neighbours=4, seed=1)
+    wide = own_paper_cases(authors, vectors, min_papers=3, neighbours=4, pool=20, seed=1)
+    assert [case.held_out for case in tight] == [case.held_out for case in wide]  # the pool draws apart
+    for near, far in zip(tight, wide):
+        assert len(far.candidates) == 5 and far.candidates[0] == far.held_out
+        assert set(far.candidates[1:]) <= set(nearest_papers(vectors, far.held_out, far.profile, 20).tolist())
+        assert not ({0, 1, 2} - {far.held_out}) & set(far.candidates.tolist())  # never a profile paper
+    assert any(set(near.candidates) != set(far.candidates) for near, far in zip(tight, wide))

@@ -15,6 +15,7 @@ from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 HELD_OUT, COLLABORATOR, OTHER = 2, 1, 0  # the grades
 NEIGHBOURS = 19  # the held-out paper's nearest papers among the candidates (20 in all, as a rated set is short)
@@ -44,14 +45,21 @@ def papers_by_author(paper_authors: Sequence[Collection[Hashable]]) -> dict[Hash
 
 
 def nearest_papers(vectors: np.ndarray, paper: int, excluded: Collection[int], size: int = NEIGHBOURS) -> np.ndarray:
-    """The `size` papers whose rows are most cosine-similar to `paper`'s, leaving out `paper` and `excluded`
-    (the profile: a library's own papers are never recommended); nearest first, ties to the lower index."""
-    rows = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(rows, axis=1)
-    similarity = rows @ rows[paper] / np.where(norms > 0, norms, 1.0) / max(norms[paper], 1e-12)
-    allowed = np.ones(len(rows), dtype=bool)
+    """The `size` papers whose rows (dense, or scipy sparse such as tf-idf) are most cosine-similar to `paper`'s,
+    leaving out `paper` and `excluded` (the profile: a library's own papers are never recommended); nearest
+    first, ties to the lower index."""
+    if sparse.issparse(vectors):
+        rows = sparse.csr_matrix(vectors, dtype=np.float64)
+        norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())
+        dots = np.asarray((rows @ rows[paper].T).todense()).ravel()
+    else:
+        rows = np.asarray(vectors, dtype=np.float64)
+        norms = np.linalg.norm(rows, axis=1)
+        dots = rows @ rows[paper]
+    similarity = dots / np.where(norms > 0, norms, 1.0) / max(norms[paper], 1e-12)
+    allowed = np.ones(rows.shape[0], dtype=bool)
     allowed[[paper, *excluded]] = False
-    order = np.lexsort((np.arange(len(rows)), -similarity))
+    order = np.lexsort((np.arange(rows.shape[0]), -similarity))
     return order[allowed[order]][:size]
 
 
@@ -68,18 +76,23 @@ def graded(candidates: np.ndarray, held_out: int, own: Collection[int], author: 
 
 def own_paper_cases(paper_authors: Sequence[Collection[Hashable]], vectors: np.ndarray, *,
                     min_papers: int = MIN_PAPERS, held_out_per_author: int = 1, neighbours: int = NEIGHBOURS,
-                    seed: int = 0) -> list[OwnPapersCase]:
+                    pool: int = 0, seed: int = 0) -> list[OwnPapersCase]:
     """Every author with at least `min_papers` papers, `held_out_per_author` of their papers held out in turn
-    (drawn with `seed`), each case's candidates and grades. Authors are taken in their keys' sorted order,
-    so the same corpus and seed give the same cases."""
-    rng = np.random.default_rng(seed)
+    (drawn with `seed`), each case's candidates and grades. `pool` > `neighbours`: the neighbours are drawn
+    from the held-out paper's `pool` nearest (still in its area, but not the tight cluster around it that
+    only the held-out paper's own words can split). Authors are taken in their keys' sorted order, so the
+    same corpus and seed give the same cases."""
+    rng, draw = np.random.default_rng(seed), np.random.default_rng([seed, 1])
     by_author = papers_by_author(paper_authors)
     cases = []
     for author in sorted((key for key, papers in by_author.items() if len(papers) >= min_papers), key=repr):
         own = by_author[author]
         for held_out in sorted(rng.choice(own, size=min(held_out_per_author, len(own)), replace=False).tolist()):
             profile = np.array([paper for paper in own if paper != held_out])
-            candidates = np.concatenate([[held_out], nearest_papers(vectors, held_out, profile, neighbours)])
+            near = nearest_papers(vectors, held_out, profile, max(pool, neighbours))
+            if len(near) > neighbours:
+                near = near[np.sort(draw.choice(len(near), size=neighbours, replace=False))]
+            candidates = np.concatenate([[held_out], near])
             cases.append(OwnPapersCase(author, profile, int(held_out), candidates.astype(np.int64),
                                        graded(candidates, held_out, own, author, paper_authors)))
     return cases

@@ -42,8 +42,8 @@ from recommender.evaluation.own_papers import (  # noqa: E402
     MIN_PAPERS, NDCG_AT, NEIGHBOURS, graded_ndcg, own_paper_cases, pairwise_loss, pooled_loss,
 )
 from recommender.features import make_representation  # noqa: E402
-from recommender.features.authors import split_name, string_key  # noqa: E402
-from recommender.items import Creator, LibraryItem  # noqa: E402
+from benchmarks.authors_signal import paper_item  # noqa: E402  (a paper as a Zotero export has it)
+from recommender.features.authors import string_key  # noqa: E402
 from recommender.scoring.authors import match_authors, with_authors  # noqa: E402
 from recommender.scoring.corpus_side import corpus_authors  # noqa: E402
 from recommender.scoring.fusion import FINE_SIGNALS, FusionWeights  # noqa: E402
@@ -54,12 +54,6 @@ log = logging.getLogger("own_papers")
 DEFAULT = "zotrec default (fused, fine order, shipped model)"
 LIST_ORDER = "zotrec default, list order (interests)"
 PEERS = ("max", "mean", "top3", "top5", "top10")
-
-
-def paper_item(paper, key: str, creators: bool = True) -> LibraryItem:
-    """A corpus paper as a library item, its authors as a Zotero export splits them (or none)."""
-    people = tuple(Creator(last=family, first=given) for given, family in map(split_name, paper.authors))
-    return LibraryItem(key=key, title=paper.title, abstract=paper.abstract or "", creators=people if creators else ())
 
 
 def parsed_weights(text: str) -> FusionWeights:

@@ -54,6 +54,7 @@ log = logging.getLogger("own_papers")
 DEFAULT = "zotrec default (fused, fine order, shipped model)"
 LIST_ORDER = "zotrec default, list order (interests)"
 PEERS = ("max", "mean", "top3", "top5", "top10")
+SIZE_BUCKETS = ((1, 5), (6, 8), (9, 10**6))  # profile items
 
 
 def parsed_weights(text: str) -> FusionWeights:
@@ -161,6 +162,7 @@ def run(args) -> dict:
         "with_authors_mismatches": mismatched, "settings": vars(args),
         "rows": {name: {kind: summary(found, parts[DEFAULT][kind]) for kind, found in kinds.items()}
                  for name, kinds in parts.items()},
+        "by_profile_size": by_size(parts, [len(case.profile) for case in cases]),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "wall_s": round(time.perf_counter() - wall, 1),
         "peak_rss_mb": round(usage.ru_maxrss / 1024), "load": os.getloadavg()}
 
@@ -184,6 +186,19 @@ def summary(found: list[tuple[np.ndarray, np.ndarray]], reference: list[tuple[np
             f"ndcg@{NDCG_AT}": round(float(np.nanmean(ndcg)), 4), "held_out_first": round(float(np.mean(first)), 3)}
 
 
+def by_size(parts: dict, sizes: list[int]) -> dict:
+    """Each rule's pooled loss (no author step) per profile-size bucket: whether a rule's edge depends on
+    how many items the library has (issue 33: the linear model's share n / (n + n0))."""
+    out = {}
+    for low, high in SIZE_BUCKETS:
+        chosen = [number for number, size in enumerate(sizes) if low <= size <= high]
+        if chosen:
+            out[f"{low}-{high}" if high < 10**6 else f"{low}+"] = {"profiles": len(chosen), **{
+                name: round(pooled_loss([pairwise_loss(*kinds["bare"][n]) for n in chosen]), 4)
+                for name, kinds in parts.items()}}
+    return out
+
+
 def table(result: dict) -> str:
     lines = [f"{result['profiles']} profiles ({result['authors']} authors with ≥ {result['settings']['min_papers']} "
              f"ICML 2025 papers; profiles of {result['profile_sizes'][0]}–{result['profile_sizes'][1]} titles), "
@@ -196,6 +211,12 @@ def table(result: dict) -> str:
         lines.append(f"| {name} | {bare['loss']:.4f} | {bare['loss_se']:.4f} | "
                      f"{bare['vs_default']:+.4f} ± {bare['vs_default_se']:.4f} | {bare[f'ndcg@{NDCG_AT}']:.4f} | "
                      f"{bare['held_out_first']:.3f} | {boosted['loss']:.4f} | {boosted[f'ndcg@{NDCG_AT}']:.4f} |")
+    buckets = result["by_profile_size"]
+    lines += ["", "Loss by profile size (items, no author step):", "", "| rule | " + " | ".join(
+        f"{name} ({row['profiles']} profiles)" for name, row in buckets.items()) + " |",
+        "|---|" + "---|" * len(buckets)]
+    lines += [f"| {name} | " + " | ".join(f"{row[name]:.4f}" for row in buckets.values()) + " |"
+              for name in result["rows"]]
     lines += ["", f"CPU {result['cpu_s']} s, wall {result['wall_s']} s, peak RSS {result['peak_rss_mb']} MB "
               f"(load {' / '.join(f'{v:.1f}' for v in result['load'])} on {os.cpu_count()} cores); "
               f"author step ≠ recommend's: {result['with_authors_mismatches']} profiles"]

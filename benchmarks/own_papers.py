@@ -129,6 +129,9 @@ def run(args) -> dict:
     if args.limit:
         cases = cases[: args.limit]
     scorers = rules(built, given_rows(args.weights or [], args.fine or []))
+    if args.rules:  # the default always stays: every row is compared with it
+        scorers = {name: scorer for name, scorer in scorers.items()
+                   if name == DEFAULT or any(name.startswith(prefix) for prefix in args.rules)}
     index, position = corpus_authors(corpus), {id(paper): number for number, paper in enumerate(corpus)}
     parts = {name: {"bare": [], "authors": []} for name in [DEFAULT, LIST_ORDER, *list(scorers)[1:]]}
     mismatched = 0
@@ -238,6 +241,8 @@ def main() -> None:
                         help="JSON FusionWeights for an extra row with the shipped model (repeatable)")
     parser.add_argument("--fine", action="append",
                         help="JSON fine-order weights for the row of the same position ('{}': no fine order)")
+    parser.add_argument("--rules", nargs="+", metavar="PREFIX",
+                        help="only the rules whose names start so (and the default), e.g. 'dense top3' given")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(message)s")

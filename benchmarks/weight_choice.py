@@ -20,6 +20,7 @@ import logging
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,7 +194,11 @@ def main(argv: list[str]) -> None:
                 print(f"  {label}: {Weighting(weights).label()}: recall@50 {table[weights][0]:.4f}, {OBJECTIVE} "
                       f"{ordering[weights][0]:.4f}, mean weight on the linear model and the collaborative part "
                       f"{complexity(weights, sizes[name]):.3f}")
-        fine_tables[name] = fine_pass({name: dumps[name]}, folds, choice.chosen)[name]
+    with ProcessPoolExecutor(len(dumps)) as pool:  # a process per dataset (each holds one split at a time)
+        fine_tables = dict(zip(dumps, pool.map(fine_pass, [{name: dumps[name]} for name in dumps], [folds] * len(dumps),
+                                               [choices[name].chosen for name in dumps])))
+    fine_tables = {name: table[name] for name, table in fine_tables.items()}
+    for name, choice in choices.items():
         nearest = fine_choice({name: fine_tables[name]})
         print(f"  fine nDCG@10 on validation: " + ", ".join(
             f"nearest {s:g}: {np.mean([f[s] for f in fine_tables[name]]):.4f}" for s in NEAREST_GRID)
@@ -202,9 +207,12 @@ def main(argv: list[str]) -> None:
         print(f"  {name} default: {defaults[name].label()}")
     shipped_on = next(iter(dumps))
     default = defaults[shipped_on]
-    tests = test_pass(dumps, folds, defaults, shipped_on,
-                      {name: Weighting(w, fine_mix(w, (defaults[name].fine or {}).get("nearest", 0.0)))
-                       for name, w in simplest.items()})
+    alternatives = {name: Weighting(w, fine_mix(w, (defaults[name].fine or {}).get("nearest", 0.0)))
+                    for name, w in simplest.items()}
+    with ProcessPoolExecutor(len(dumps)) as pool:
+        parts = pool.map(test_pass, [{name: dumps[name]} for name in dumps], [folds] * len(dumps),
+                         [defaults] * len(dumps), [shipped_on] * len(dumps), [alternatives] * len(dumps))
+        tests = {name: part[name] for name, part in zip(dumps, parts)}
     print_tables(tests)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"\n{time.process_time() - started:.0f} s CPU, {time.perf_counter() - wall:.0f} s wall, "

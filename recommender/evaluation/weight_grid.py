@@ -23,7 +23,6 @@ from recommender.evaluation.fine import FINE_AT, ndcg_at
 from recommender.evaluation.order import above_counts, order_losses
 from recommender.scoring.fusion import (
     FINE_TOP,
-    FINE_WEIGHTS,
     FusionWeights,
     cascade,
     evidence_share,
@@ -86,7 +85,9 @@ class Weighting:
         return text
 
 
-SHIPPED_UNTIL_NOW = Weighting(FusionWeights(lexical=0.024, learned=0.56, collaborative=0.2), dict(FINE_WEIGHTS))
+# the shipped model's card and fusion.FINE_WEIGHTS before issue 33 (citeulike-a fold 0's validation split, stepwise)
+SHIPPED_UNTIL_NOW = Weighting(FusionWeights(lexical=0.024, learned=0.56, collaborative=0.2),
+                              {"nearest": 0.144, "content": 0.144, "lexical": 0.072, "learned": 0.54, "collaborative": 0.1})
 
 
 def complexity(weights: FusionWeights, sizes: np.ndarray) -> float:

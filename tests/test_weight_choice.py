@@ -82,8 +82,10 @@ def test_fuse_is_the_weighted_sum_of_the_standardised_signals():
     assert np.allclose(fuse(signals, weights)[2], row)
 
 
-def _folds(means: dict[FusionWeights, list[float]]) -> list[dict[FusionWeights, float]]:
-    return [{w: values[fold] for w, values in means.items()} for fold in range(5)]
+def _folds(means: dict[FusionWeights, list[float]], ordering: dict[FusionWeights, float] | None = None
+           ) -> list[dict[FusionWeights, dict[str, float]]]:
+    return [{w: {"recall@50": values[fold], "fine.order loss": (ordering or {}).get(w, 0.2)}
+             for w, values in means.items()} for fold in range(5)]
 
 
 def test_the_one_se_rule_takes_the_simplest_weighting_near_the_best_on_every_dataset():
@@ -96,13 +98,16 @@ def test_the_one_se_rule_takes_the_simplest_weighting_near_the_best_on_every_dat
          simple: [0.50, 0.51, 0.50, 0.49, 0.50], bad: [0.40, 0.41, 0.40, 0.39, 0.40]}
     t = {peak: [0.40, 0.41, 0.42, 0.40, 0.41], middle: [0.40, 0.41, 0.41, 0.40, 0.41],
          simple: [0.35, 0.36, 0.35, 0.35, 0.36], bad: [0.30, 0.30, 0.31, 0.30, 0.30]}
-    choice = one_se_choice({"a": _folds(a), "t": _folds(t)}, sizes)
+    choice = one_se_choice({"a": _folds(a), "t": _folds(t)}, sizes, objective=None)
     assert choice.best == peak
     assert simple not in choice.within  # within one SE on a, far below on t
     assert choice.chosen == middle
-    alone = one_se_choice({"a": _folds(a)}, sizes)
+    alone = one_se_choice({"a": _folds(a)}, sizes, objective=None)
     assert alone.chosen == simple  # the least weight on the linear model and the collaborative part
     assert complexity(simple, np.array([40])) == pytest.approx(0.1)
+    ordering = {peak: 0.18, middle: 0.25, simple: 0.22, bad: 0.01}  # bad orders best, but loses the saves
+    by_order = one_se_choice({"a": _folds(a, ordering)}, sizes)
+    assert by_order.chosen == peak
 
 
 def test_the_fine_order_takes_the_plainest_share_within_one_se():

@@ -219,12 +219,8 @@ def one_se_choice(per_dataset: Mapping[str, Sequence[Mapping[FusionWeights, Mapp
     `objective` None, the simplest (complexity over every dataset's users). Ties: the simpler, then the better
     recall."""
     table = {name: fold_means(folds, CRITERION) for name, folds in per_dataset.items()}
-    thresholds = {name: _best_less_se(t) for name, t in table.items()}
+    within, thresholds = _within_one_se(table)
     grid = list(next(iter(table.values())))
-    within = [w for w in grid if all(table[n][w][0] >= thresholds[n] for n in table)]
-    if not within:
-        first = next(iter(table))
-        within = [w for w in grid if table[first][w][0] >= thresholds[first]]
     everyone = np.concatenate([np.asarray(s, dtype=np.float64) for s in sizes.values()])
 
     def rank(w: FusionWeights):
@@ -244,20 +240,20 @@ def one_se_choice(per_dataset: Mapping[str, Sequence[Mapping[FusionWeights, Mapp
 def fine_choice(per_dataset: Mapping[str, Sequence[Mapping[float, float]]]) -> float:
     """The fine order's nearest share: the largest (the plainest order) within one SE of each dataset's best
     fine nDCG@10; the first dataset's alone where none is within on all."""
-    table = {name: fold_means(folds) for name, folds in per_dataset.items()}
-    thresholds = {name: _best_less_se(t) for name, t in table.items()}
-    options = list(next(iter(table.values())))
-    within = [s for s in options if all(table[n][s][0] >= thresholds[n] for n in table)]
+    return max(_within_one_se({name: fold_means(folds) for name, folds in per_dataset.items()})[0])
+
+
+def _within_one_se(table: Mapping[str, Mapping]) -> tuple[list, dict[str, float]]:
+    """(the keys within one SE of the best mean on every dataset, else on the first dataset alone; each dataset's
+    bar: its best mean less that mean's standard error)."""
+    thresholds = {name: (lambda best: best[0] - best[1])(max(t.values(), key=lambda value: value[0]))
+                  for name, t in table.items()}
+    keys = list(next(iter(table.values())))
+    within = [key for key in keys if all(table[n][key][0] >= thresholds[n] for n in table)]
     if not within:
         first = next(iter(table))
-        within = [s for s in options if table[first][s][0] >= thresholds[first]]
-    return max(within)
-
-
-def _best_less_se(table: Mapping) -> float:
-    """The one-SE rule's bar: the best mean less that mean's standard error."""
-    mean, se = max(table.values(), key=lambda value: value[0])
-    return mean - se
+        within = [key for key in keys if table[first][key][0] >= thresholds[first]]
+    return within, thresholds
 
 
 def bucket_means(metrics: Mapping[str, np.ndarray], sizes: np.ndarray, hard_rows: np.ndarray,

@@ -269,7 +269,7 @@ def test_the_default_list_names_interests_and_covers_more_topics(default_recomme
     shown = default_recommender.recommend(items, top_n=20)
     assert all(rec.interest for rec in shown) and not any(rec.interest for rec in plain)
     assert covered(shown) > covered(plain)
-    assert covered(shown) >= 6
+    assert covered(shown) >= 5  # of the example's 7 topics: 6 with the weights before issue 33's five-fold choice
     assert [rec.rank for rec in shown] == list(range(1, 21))
     counts = collections.Counter(rec.interest for rec in shown)
     assert len(counts) == 4 and max(counts.values()) - min(counts.values()) <= 2  # 10, 9, 9, 8 items

@@ -45,7 +45,8 @@ def test_a_four_field_library_gets_each_field_the_corpus_has_into_its_top_20(def
     default_recommender.interests = True
     shown = default_recommender.recommend(items, top_n=20)
     places = collections.Counter(field[rec.reasons[0].item_key] for rec in shown)
-    assert len(places) >= 3 and sorted(places.values())[-3] >= 3, places  # ICML 2025 has no space papers
+    # ICML 2025 has no space papers; three fields, the third with 2 places under issue 33's weights (3 before)
+    assert len(places) >= 3 and sorted(places.values())[-3] >= 2, places
     titles = {" ".join(item.title.lower().split()) for item in items}
     assert {rec.interest for rec in shown} and not {rec.interest.lower() for rec in shown} & titles
 

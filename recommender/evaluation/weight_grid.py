@@ -273,15 +273,16 @@ def bucket_means(metrics: Mapping[str, np.ndarray], sizes: np.ndarray, hard_rows
 
 def variants(chosen: Weighting) -> dict[str, Weighting]:
     """The chosen default and what each of its parts adds: without the collaborative part, without the
-    evidence share (n0 = 0), without the linear model, without the fine order."""
-    w = chosen.weights
-    return {
-        "without the collaborative part": Weighting(replace(w, collaborative=0.0),
-                                                    None if chosen.fine is None else fine_mix(replace(w, collaborative=0.0),
-                                                                                              chosen.fine.get("nearest", 0.0))),
-        "without the evidence share (n0 = 0)": Weighting(replace(w, learned_evidence=0.0), chosen.fine),
-        "without the linear model": Weighting(replace(w, learned=0.0, learned_evidence=0.0),
-                                              None if chosen.fine is None else fine_mix(replace(w, learned=0.0),
-                                                                                        chosen.fine.get("nearest", 0.0))),
-        "fused order (no fine order)": Weighting(w, None),
-    }
+    evidence share (n0 = 0; only where the default has one), without the linear model, without the fine order."""
+    w, nearest = chosen.weights, (chosen.fine or {}).get("nearest", 0.0)
+
+    def without(**changes) -> Weighting:
+        weights = replace(w, **changes)
+        return Weighting(weights, None if chosen.fine is None else fine_mix(weights, nearest))
+
+    rows = {"without the collaborative part": without(collaborative=0.0)}
+    if w.learned_evidence > 0:  # with n0 = 0 this row would be the default itself
+        rows["without the evidence share (n0 = 0)"] = Weighting(replace(w, learned_evidence=0.0), chosen.fine)
+    rows["without the linear model"] = without(learned=0.0, learned_evidence=0.0)
+    rows["fused order (no fine order)"] = Weighting(w, None)
+    return rows

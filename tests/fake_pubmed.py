@@ -58,6 +58,7 @@ class FakePubmed:
     requests: list[dict] = field(default_factory=list)
     history: dict[str, list[str]] = field(default_factory=dict)  # WebEnv → the matching PMIDs, newest first
     refused: int = 0  # 429s sent for going over the rate
+    rate_limited: bool = True  # off for tests that record the pauses instead of sleeping them
     faults: dict[int, tuple] = field(default_factory=dict)  # request number → ("503", s) | ("cut",) | ("lost",)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _times: dict[str, list[float]] = field(default_factory=dict)
@@ -67,7 +68,7 @@ class FakePubmed:
         with self.lock:
             self.requests.append({"path": path, **params, "at": time.monotonic()})
             fault = self.faults.pop(len(self.requests), None)
-            over = self._over_rate(params.get("api_key", ""))
+            over = self.rate_limited and self._over_rate(params.get("api_key", ""))
         if over:
             limit = "10" if params.get("api_key") else "3"
             body = json.dumps({"error": "API rate limit exceeded", "api-key": params.get("api_key") or "127.0.0.1",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from recommender.streams import is_stream_id
 from zotero_bridge.errors import BridgeError
 
 SCHEMA = """
@@ -22,12 +23,12 @@ CREATE TABLE IF NOT EXISTS seen (
     library TEXT NOT NULL, corpus_id TEXT NOT NULL, first_day TEXT NOT NULL, via TEXT NOT NULL,
     PRIMARY KEY (library, corpus_id));
 """
-DAILY_PREFIX = "arxiv:"
 
 
 def is_daily(corpus_id: str) -> bool:
-    """A paper of a daily corpus (shown once), as opposed to a conference's fixed list."""
-    return corpus_id.startswith(DAILY_PREFIX)
+    """A paper of a daily corpus (shown once: a stream's, recommender/corpus/stream.py), as opposed to a
+    conference's fixed list."""
+    return is_stream_id(corpus_id)
 
 
 def library_key(specs: Sequence[str], options=None) -> str:

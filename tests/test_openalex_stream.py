@@ -14,7 +14,8 @@ import pytest
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.openalex_parse import abstract, api_filter, parse_works
 from recommender.corpus.store import read_stored, stored_path
-from recommender.corpus.stream import fetch_stream, stream_source
+from recommender.corpus.stream import fetch_stream
+from recommender.streams import stream_source
 from recommender.errors import InputError
 from tests.fake_openalex import FakeOpenAlex, Work
 

@@ -13,7 +13,8 @@ import pytest
 from recommender.corpus.biorxiv import parse_details, resolve_subject
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.store import read_stored, stored_path
-from recommender.corpus.stream import fetch_stream, stream_source
+from recommender.corpus.stream import fetch_stream
+from recommender.streams import stream_source
 from recommender.errors import InputError
 from tests.fake_biorxiv import FakeBiorxiv, Preprint
 

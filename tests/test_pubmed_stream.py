@@ -16,7 +16,8 @@ from recommender.corpus import pubmed
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.pubmed_parse import parse_articles, parse_search
 from recommender.corpus.store import read_stored, stored_path
-from recommender.corpus.stream import AnswerError, fetch_stream, stream_source
+from recommender.corpus.stream import AnswerError, fetch_stream
+from recommender.streams import stream_source
 from tests.fake_pubmed import FakePubmed, Record
 
 SAVED = Path(__file__).parent / "data" / "web"

@@ -149,3 +149,44 @@ def test_daily_with_medrxiv_and_a_journal_feed_end_to_end(doubles, tmp_path):
     assert "Already done today" in out
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()} == before
     assert (len(medrxiv.requests), len(feed.requests)) == asked
+
+
+def test_a_full_disk_or_a_killed_fetch_leaves_the_stored_corpus_whole(tmp_path, small_disk, doubles):
+    medrxiv, _ = doubles
+    disk, fill = small_disk
+    env = {"ZOTREC_DATA_DIR": str(disk)}
+    first = CliRunner().invoke(cli, ["corpus", "fetch", "medrxiv:radiology"], env=env)
+    assert first.exit_code == 0, first.output
+    stored = disk / "corpora" / "medrxiv-radiology_and_imaging.json"
+    kept = stored.read_bytes()
+    medrxiv.preprints += [Preprint(f"10.1101/2026.12.09.2635{n:04d}", f"Long study {n}", date.today(),
+                                   abstract="words " * 300) for n in range(40)]
+    fill()
+    again = CliRunner().invoke(cli, ["corpus", "fetch", "medrxiv:radiology"], env=env)
+    assert again.exit_code == 1 and "No space left" in again.output and "Traceback" not in again.output
+    assert stored.read_bytes() == kept and sorted(p.name for p in stored.parent.iterdir()) == [stored.name]
+
+
+def test_a_fetch_killed_midway_leaves_the_stored_corpus_whole(doubles, data_dir):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    medrxiv, _ = doubles
+    run("corpus", "fetch", "medrxiv:radiology")
+    stored = stored_path("medrxiv-radiology_and_imaging")
+    kept = stored.read_bytes()
+    medrxiv.preprints += [Preprint(f"10.1101/2026.12.09.2636{n:04d}", f"Study {n}", date.today())
+                          for n in range(200)]
+    env = {**os.environ, "ZOTREC_BIORXIV_PAUSE_S": "0.5", "OPENBLAS_NUM_THREADS": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "zotero_bridge", "corpus", "fetch", "medrxiv:radiology"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 60
+    while len(medrxiv.requests) < 3 and time.monotonic() < deadline:  # paging: the fetch is under way
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert stored.read_bytes() == kept and sorted(p.name for p in stored.parent.iterdir()) == [stored.name]

@@ -153,3 +153,14 @@ def test_a_lost_history_or_a_too_broad_query_keeps_the_stored_corpus(eutils, mon
     with pytest.raises(FetchError, match="matches 2 records .* narrow the query"):
         fetch_stream(stream_source("pubmed:cardiac MRI"), (), now=NOW)
     assert len(stored(source)) == 2
+
+
+def test_an_entity_bomb_is_refused_not_expanded():
+    bomb = (b'<?xml version="1.0"?><!DOCTYPE PubmedArticleSet [<!ENTITY a "aaaaaaaaaa">'
+            + b"".join(b'<!ENTITY %s "%s">' % (chr(98 + n).encode(), (b"&" + chr(97 + n).encode() + b";") * 10)
+                       for n in range(8))
+            + b"]><PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>&i;"
+              b"</ArticleTitle></Article></MedlineCitation></PubmedArticle></PubmedArticleSet>")
+    with pytest.raises(AnswerError, match="amplification") as refused:
+        parse_articles(bomb, "efetch")
+    assert refused.value.complete  # refused for good, not asked again

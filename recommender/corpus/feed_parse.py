@@ -18,9 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recommender.corpus.stream import AnswerError, StreamPage
+from recommender.corpus.stream_rows import check_markup
 from recommender.corpus.web_rows import day, find_doi, plain, row, stamp
 from recommender.items import Skipped
 
+MAX_ITEMS = 2_000  # a TOC feed holds tens of items; its markup is bounded as for this many
 _PUBLISHED_LINE = re.compile(r"^[^.]{0,200}?Published online:[^;]*;\s*(?:doi:\s*\S+)?\s*", re.IGNORECASE)
 _BYLINE = re.compile(r"^\s*<p>\s*by [^<]{1,2000}</p>", re.IGNORECASE)  # PLOS opens its content with the authors
 
@@ -29,6 +31,10 @@ def parse_feed(body: bytes, where: str, *, fetched: datetime | None = None) -> S
     """A feed's bytes → its rows; items without a date are dated `fetched` (when they were first seen)."""
     import feedparser
 
+    try:
+        check_markup(bytes(body), where, MAX_ITEMS)
+    except ValueError as error:
+        raise AnswerError(str(error)) from None
     parsed = feedparser.parse(bytes(body))
     version = parsed.get("version") or ""
     entries = parsed.get("entries") or []

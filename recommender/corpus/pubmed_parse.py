@@ -19,6 +19,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from recommender.corpus.stream import AnswerError, StreamPage
+from recommender.corpus.stream_rows import check_markup
 from recommender.corpus.web_rows import find_doi, plain, row, stamp
 from recommender.items import Skipped
 
@@ -54,12 +55,17 @@ def parse_search(data: Any, where: str) -> Search:
     return Search(count=count, webenv=webenv, query_key=key)
 
 
-def parse_articles(body: bytes, where: str) -> StreamPage:
+def parse_articles(body: bytes, where: str, entries: int = 10_000) -> StreamPage:
     """efetch's PubMed XML → its rows; a body cut short is retried, NCBI's <ERROR> is an AnswerError."""
     try:
+        check_markup(bytes(body), where, entries)
+    except ValueError as error:
+        raise AnswerError(str(error)) from None
+    try:
         root = ElementTree.fromstring(bytes(body))
-    except ElementTree.ParseError as error:
-        raise AnswerError(f"{where}: the answer is not complete XML ({error})", complete=False) from None
+    except ElementTree.ParseError as error:  # cut short (asked again), or entities expanding without end (not)
+        raise AnswerError(f"{where}: the answer is not complete XML ({error})",
+                          complete="amplification" not in str(error)) from None
     if root.tag != "PubmedArticleSet":
         message = root.findtext(".//ERROR")
         raise AnswerError(f"{where}: {'NCBI says: ' + plain(message) if message else f'not PubMed XML (<{root.tag}>)'}")

@@ -65,7 +65,7 @@ def parse_articles(body: bytes, where: str, entries: int = 10_000) -> StreamPage
         root = ElementTree.fromstring(bytes(body))
     except ElementTree.ParseError as error:  # cut short (asked again), or entities expanding without end (not)
         raise AnswerError(f"{where}: the answer is not complete XML ({error})",
-                          complete="amplification" not in str(error)) from None
+                          complete="amplification" in str(error)) from None
     if root.tag != "PubmedArticleSet":
         message = root.findtext(".//ERROR")
         raise AnswerError(f"{where}: {'NCBI says: ' + plain(message) if message else f'not PubMed XML (<{root.tag}>)'}")

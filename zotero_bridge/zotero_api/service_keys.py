@@ -40,7 +40,7 @@ def service_key(prefix: str) -> tuple[str | None, str | None]:
 
 
 def _config_table(table: str) -> dict[str, str]:
-    from recommender.store import read_private
+    from recommender.store import NotPrivate, read_private
 
     path = config_path()
     if path.is_dir():
@@ -50,6 +50,8 @@ def _config_table(table: str) -> dict[str, str]:
         if data is None:
             return {}
         raw = json.loads(data) if path.suffix == ".json" else tomllib.loads(data.decode("utf-8"))
+    except NotPrivate:  # another user's, or one others may write: it could send the key elsewhere
+        raise
     except (OSError, ValueError) as error:
         raise CredentialsError(f"{path}: cannot read the config file ({str(error).splitlines()[0]})") from None
     section = raw.get(table) if isinstance(raw, dict) else None

@@ -90,7 +90,7 @@ def test_the_window_pages_by_cursor_30_at_a_time_with_a_pause(server):
     assert len(report.new) == 65 and report.pages == 3
     cursors = [r["path"].split("/")[5] for r in server.requests]
     assert cursors == ["0", "30", "60"] and {r["category"] for r in server.requests} == {"radiology_and_imaging"}
-    assert server.requests[0]["path"].startswith("/details/medrxiv/2026-11-27/2026-12-04/")
+    assert server.requests[0]["path"].startswith("/details/medrxiv/2026-11-28/2026-12-04/")
     assert waits == [1.0, 1.0]  # the API's guidance: requests spaced out
 
 

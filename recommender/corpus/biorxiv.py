@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime
 from typing import Any, ClassVar
 
 from recommender.corpus.stream import AnswerError, Lister, StreamPage, StreamSource
-from recommender.corpus.web_rows import day, json_answer, plain, row, stamp
+from recommender.corpus.web_rows import day, first_day, json_answer, plain, row, stamp
 from recommender.errors import InputError
 from recommender.items import Skipped
 
@@ -119,7 +119,7 @@ class PreprintStream(StreamSource):
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
         """Each subject's interval from `since`'s day to today, 30 records a page, until the cursor reaches
         the interval's total."""
-        start, end = since.astimezone(UTC).date(), lister.now.astimezone(UTC).date()
+        start, end = first_day(since, lister.report.window_start), lister.now.astimezone(UTC).date()
         for subject in self.subjects:
             cursor = 0
             while True:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 
 from recommender.corpus.http import FetchError
 from recommender.corpus.openalex_parse import api_filter, parse_works
 from recommender.corpus.stream import Lister, StreamPage, StreamSource
+from recommender.corpus.web_rows import first_day
 from recommender.errors import InputError
 from recommender.text import title_key
 
@@ -72,9 +73,9 @@ class OpenAlexStream(StreamSource):
         return {"filter": self.filter, "search": self.search, "api_key": bool(self._key)}
 
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
-        first_day = since.astimezone(UTC).date().isoformat()
+        start = first_day(since, lister.report.window_start).isoformat()
         params: dict[str, Any] = {
-            "filter": ",".join(part for part in (self.filter, f"from_publication_date:{first_day}") if part),
+            "filter": ",".join(part for part in (self.filter, f"from_publication_date:{start}") if part),
             "per_page": PER_PAGE, "cursor": "*"}
         if self.search:
             params["search"] = self.search

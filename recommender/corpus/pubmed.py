@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from recommender.corpus.http import FetchError
 from recommender.corpus.pubmed_parse import parse_articles, parse_search
 from recommender.corpus.stream import AnswerError, Lister, StreamPage, StreamSource
+from recommender.corpus.web_rows import first_day
 from recommender.errors import InputError
 from recommender.text import title_key
 
@@ -81,7 +82,7 @@ class PubmedStream(StreamSource):
         base = url if url.endswith("/") else url + "/"
         common = {"db": "pubmed", "tool": TOOL, **({"email": self.email} if self.email else {}),
                   **({"api_key": self._key} if self._key else {})}
-        start, end = since.astimezone(UTC).date(), lister.now.astimezone(UTC).date()
+        start, end = first_day(since, lister.report.window_start), lister.now.astimezone(UTC).date()
         answer = lister.get_json(base + "esearch.fcgi", {
             **common, "term": self.query, "datetype": "edat", "mindate": start.strftime("%Y/%m/%d"),
             "maxdate": end.strftime("%Y/%m/%d"), "usehistory": "y", "retmax": 0, "retmode": "json"})

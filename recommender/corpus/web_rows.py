@@ -83,3 +83,12 @@ def json_answer(body: bytes, where: str) -> Any:
 
     JsonDepth(MAX_JSON_DEPTH, where).feed(bytes(body))
     return json.loads(body)
+
+
+def first_day(since: datetime, window_start: datetime | None) -> date:
+    """The first day to ask a service that filters by day: `since`'s, or the next one when that day's
+    midnight is before the window (its records, dated at midnight, would all be left out as too old)."""
+    start = since.astimezone(UTC).date()
+    if window_start is not None and datetime(start.year, start.month, start.day, tzinfo=UTC) < window_start:
+        start = start.fromordinal(start.toordinal() + 1)
+    return start

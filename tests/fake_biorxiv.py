@@ -13,9 +13,8 @@ import json
 import threading
 from dataclasses import dataclass, field
 from datetime import date
-from urllib.parse import parse_qs, urlparse
 
-from tests.loopback import QuietDispatcher, serve, shutdown
+from tests.loopback import AnswerDispatcher, serve, shutdown
 
 PAGE = 30
 
@@ -85,7 +84,7 @@ class FakeBiorxiv:
         return 200, _JSON, data
 
     def start(self) -> str:
-        self._httpd = serve(self, _Handler)
+        self._httpd = serve(self, AnswerDispatcher)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def stop(self) -> None:
@@ -93,15 +92,3 @@ class FakeBiorxiv:
 
 
 _JSON = {"Content-Type": "application/json; charset=UTF-8"}
-
-
-class _Handler(QuietDispatcher):
-    def _dispatch(self, method: str) -> None:
-        url = urlparse(self.path)
-        status, headers, body = self.fake.answer(url.path, parse_qs(url.query))
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)

@@ -20,9 +20,8 @@ from datetime import UTC, date, datetime
 from typing import Any, ClassVar
 
 from recommender.corpus.stream import AnswerError, Lister, StreamPage, StreamSource
-from recommender.corpus.web_rows import day, first_day, json_answer, plain, row, stamp
+from recommender.corpus.web_rows import add_rows, day, first_day, json_answer, plain, row, stamp
 from recommender.errors import InputError
-from recommender.items import Skipped
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +140,8 @@ def parse_details(body: bytes, where: str, server: str) -> StreamPage:
     for a body that is no details JSON or the API's refusal."""
     try:
         data = json_answer(body, where)
+    except AnswerError:
+        raise
     except ValueError as error:
         raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
@@ -155,12 +156,7 @@ def parse_details(body: bytes, where: str, server: str) -> StreamPage:
     if not isinstance(collection, list):
         raise AnswerError(f"{where}: 'collection' is not a list")
     page = StreamPage(start=_int(message.get("cursor")), total=_int(message.get("total"), len(collection)))
-    for number, record in enumerate(collection, 1):
-        item, problem = record_row(record, server)
-        if item is None:
-            page.skipped.append(Skipped(f"{where} record {number}", problem))
-        else:
-            page.rows.append(item)
+    add_rows(page, collection, lambda record: record_row(record, server), where, "record")
     return page
 
 

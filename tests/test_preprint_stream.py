@@ -132,7 +132,7 @@ def test_a_cut_answer_is_asked_again_and_a_challenge_page_keeps_the_stored_corpu
     report = fetch_stream(source, (), FetchSettings(sleep=waits), now=NOW)
     assert len(report.new) == 2 and report.stats.retries == 2 and 3 in [round(w) for w in waits]
     server.faults = {len(server.requests) + 1: ("html",)}
-    with pytest.raises(FetchError, match="answered with a web page .Just a moment...."):
+    with pytest.raises(FetchError, match=r"answered with a web page \('Just a moment\.\.\.'\)"):
         fetch_stream(stream_source("medrxiv:radiology"), (), FetchSettings(sleep=waits, retries=0), now=NOW)
     assert len(stored(source)) == 2
 

@@ -144,3 +144,13 @@ def test_a_saved_answer_of_several_subjects_keeps_only_the_asked_one(tmp_path):
     answer.write_text(text)
     report = fetch_stream(stream_source("medrxiv:radiology"), [str(answer)], now=NOW)
     assert len(report.new) == 2 and report.other == 1
+
+
+def test_a_subject_the_api_does_not_know_is_one_line_not_every_subject(server, monkeypatch, caplog):
+    """The live API answers an unknown `category` with every subject (`"category": "all"`); zotrec says so
+    instead of storing a day of all of medRxiv."""
+    monkeypatch.setenv("ZOTREC_BIORXIV_PAUSE_S", "0")
+    server.preprints = [preprint(n, (NOW - timedelta(days=1)).date()) for n in range(2)]
+    with pytest.raises(FetchError, match="medRxiv has no subject 'space medicine'.*radiology and imaging"):
+        fetch_stream(stream_source("medrxiv:space medicine"), (), now=NOW)
+    assert "asking for it as given" in caplog.text and len(server.requests) == 1

@@ -107,7 +107,7 @@ class PreprintStream(StreamSource):
         return cls(server, tuple(sorted({resolve_subject(server, subject) for subject in given})))
 
     def parse(self, body: bytes, where: str) -> StreamPage:
-        return parse_details(body, where, self.server)
+        return parse_details(body, where, self.server, getattr(self, "_asking", None))
 
     def wanted(self, row: dict[str, Any]) -> bool:
         return subject_words(str(row.get("subject") or "")) in self.subjects
@@ -121,6 +121,7 @@ class PreprintStream(StreamSource):
         start, end = first_day(since, lister.report.window_start), lister.now.astimezone(UTC).date()
         for subject in self.subjects:
             cursor = 0
+            self._asking = subject  # parse checks that the answer is of it
             while True:
                 page = lister.get(details_url(url, self.server, start, end, cursor),
                                   {"category": category_param(subject)})
@@ -135,9 +136,10 @@ def details_url(base: str, server: str, start: date, end: date, cursor: int) -> 
     return f"{base.rstrip('/')}/details/{server}/{start.isoformat()}/{end.isoformat()}/{cursor}/json"
 
 
-def parse_details(body: bytes, where: str, server: str) -> StreamPage:
+def parse_details(body: bytes, where: str, server: str, asked: str | None = None) -> StreamPage:
     """One details answer → its page (`start` the cursor, `total` the interval's records); raises AnswerError
-    for a body that is no details JSON or the API's refusal."""
+    for a body that is no details JSON or the API's refusal, and for an answer of every subject when the
+    subject `asked` was one (the API answers a subject it does not know with all of them, `category` "all")."""
     try:
         data = json_answer(body, where)
     except AnswerError:
@@ -155,6 +157,10 @@ def parse_details(body: bytes, where: str, server: str) -> StreamPage:
         return StreamPage(start=_int(message.get("cursor")), total=0)
     if not isinstance(collection, list):
         raise AnswerError(f"{where}: 'collection' is not a list")
+    answered = subject_words(str(message.get("category") or ""))
+    if asked and answered == "all":
+        raise AnswerError(f"{where}: {SERVERS[server][0]} has no subject '{asked}' (it answered with every "
+                          f"subject); its subjects: {', '.join(SUBJECTS[server])}")
     page = StreamPage(start=_int(message.get("cursor")), total=_int(message.get("total"), len(collection)))
     add_rows(page, collection, lambda record: record_row(record, server), where, "record")
     return page

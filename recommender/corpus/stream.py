@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from recommender.bounded_http import Limits
-from recommender.corpus.http import FetchError, FetchSettings, FetchStats, Http
+from recommender.corpus.http import NOT_MODIFIED, FetchError, FetchSettings, FetchStats, Http
 from recommender.corpus.store import read_stored, save_corpus, stored_path
 from recommender.corpus.stream_rows import (MergeCounts, RowNotes, checked_row, merge, row_time, trusted,
                                              upgrade)
@@ -58,6 +58,7 @@ class StreamPage:
     start: int | None = None
     skipped: list[Skipped] = field(default_factory=list)
     cursor: str | None = None
+    not_modified: bool = False  # the server answered a conditional GET with 304: nothing new, no rows
 
 
 class StreamSource(ABC):
@@ -145,18 +146,30 @@ class Lister:
     that reports a huge result set and sends one record a page is stopped. A stop is one FetchError and keeps
     the stored corpus."""
 
-    def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime) -> None:
+    def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
+                 memory: dict[str, Any]) -> None:
         self.source, self.http, self.report, self.now = source, http, report, now
         self.page_size = max(1, min(http.page_size, source.max_page_size))
         self.max_pages = math.ceil(source.max_records / self.page_size) + PAGE_SLACK
+        self.memory = memory  # what the adapter keeps from one fetch to the next (a feed's ETag), stored with it
         self._asked = 0
 
-    def get(self, url: str, params: dict[str, Any] | None = None) -> StreamPage:
-        """One page of the listing, parsed by the adapter and checked row by row (stream_rows.checked_row)."""
+    def get(self, url: str, params: dict[str, Any] | None = None, *,
+            headers: dict[str, str] | None = None) -> StreamPage:
+        """One page of the listing, parsed by the adapter and checked row by row (stream_rows.checked_row);
+        `headers` go with the request (If-None-Match…): a 304 is a page with `not_modified` and no rows."""
         where = f"{url} " + " ".join(f"{k}={v}" for k, v in (params or {}).items() if k in ("start", "cursor"))
         self._before()
-        page = self.http.get_bytes(url, params, check=lambda body: _parsed(self.source, body, where.strip()))
+        page = self.http.get_bytes(url, params, headers=headers,
+                                   check=lambda body: _parsed(self.source, body, where.strip()))
+        if page is NOT_MODIFIED:
+            return self._counted(StreamPage(not_modified=True))
         return self._counted(checked_page(page, self.now, self.report.notes))
+
+    @property
+    def response_headers(self) -> Any:
+        """The headers of the last page's answer (ETag, Last-Modified), case-insensitive."""
+        return self.http.last_headers
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """A JSON answer (a search that precedes the pages), paused and counted like a page."""
@@ -207,6 +220,8 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     report = StreamReport(path=stored_path(source.name), label=source.label, days=days,
                           window_start=now - timedelta(days=days))
     stored, header = _stored_rows(source, now, report)
+    memory = dict(((header or {}).get("stream") or {}).get("memory") or {})
+    remembered = dict(memory)
     urls = [s for s in sources if s.startswith(("http://", "https://"))] or ([] if sources else [source.api])
     files = [s for s in sources if not s.startswith(("http://", "https://"))]
     pages = [checked_page(_file_page(source, path), now, report.notes) for path in files]
@@ -216,7 +231,7 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
         with Http(settings, report.stats) as http:
             http.start_progress(source.label, None)
             for url in urls:
-                pages += _live_pages(source, Lister(source, http, report, now), url, stop_at)
+                pages += _live_pages(source, Lister(source, http, report, now, memory), url, stop_at)
     rows = [row for page in pages for row in page.rows]
     report.read = len(rows)
     report.skipped = [skipped for page in pages for skipped in page.skipped]
@@ -224,8 +239,9 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     merge(stored, rows, report.window_start, source.wanted, report)
     report.papers = len(stored)
     report.seconds = time.perf_counter() - started
+    report.changed = report.changed or memory != remembered
     if report.changed:
-        _save(source, stored, report, urls + files)
+        _save(source, stored, report, urls + files, memory)
     elif header is None:
         raise FetchError(f"{source.service} gave no papers in {source.label} for the last {days} days"
                          + "".join(f"; {line}" for line in left_out_lines(report)) + "; nothing was saved")
@@ -286,11 +302,11 @@ def _file_page(source: StreamSource, path: str) -> StreamPage:
 
 
 def _save(source: StreamSource, stored: dict[str, dict[str, Any]], report: StreamReport,
-          locations: list[str]) -> None:
+          locations: list[str], memory: dict[str, Any]) -> None:
     rows = sorted(stored.values(), key=lambda r: (str(r.get("updated")), str(r["id"])), reverse=True)
     window = report.window_start.isoformat(timespec="seconds") if report.window_start else None
     provenance = {"fetched_at": datetime.now(UTC).isoformat(timespec="seconds"), "venue": source.label,
-                  "stream": {"kind": source.prefix, "days": report.days, "window_start": window},
+                  "stream": {"kind": source.prefix, "days": report.days, "window_start": window, "memory": memory},
                   source.prefix: source.provenance(),
                   "sources": [{"kind": source.prefix, "location": s} for s in locations],
                   "counts": {"papers": len(rows), "new": len(report.new), "updated": len(report.updated),

@@ -192,6 +192,21 @@ def test_a_redirect_to_another_host_is_refused_and_one_on_the_same_host_followed
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 1
 
 
+def test_a_request_with_a_key_is_not_redirected_to_another_site(arxiv):
+    """The desktop's local API key (pyzotero sends Zotero-API-Key) never follows a redirect to another host."""
+    from recommender.bounded_http import bounded_client
+    from recommender.errors import ServerLimitError
+
+    arxiv.faults[1] = ("moved", arxiv.url.replace("127.0.0.1", "localhost"))
+    with bounded_client(headers={"Zotero-API-Key": "secret"}) as client, pytest.raises(ServerLimitError,
+                                                                                       match="carry a key"):
+        client.get(arxiv.url, params={"search_query": "cat:cs.LG"})
+    arxiv.faults[2] = ("moved", arxiv.url.replace("127.0.0.1", "localhost") + "?search_query=cat:cs.LG")
+    with bounded_client() as client:  # nothing to carry: followed, and bounded like any answer
+        assert client.get(arxiv.url, params={"search_query": "cat:cs.LG"}).status_code == 200
+    assert len(arxiv.requests) == 3
+
+
 def test_the_site_of_a_host_is_its_parent_domain():
     """Why redirects may stay on a site: export.arxiv.org may move to arxiv.org, never to another domain."""
     from recommender.bounded_http import same_site

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import FakeArxiv, Version, _entry, paper
+from tests.fake_arxiv import Version, _entry, arxiv, paper, private_data  # noqa: F401 (arxiv: a fixture)
 from zotero_bridge.cli.main import cli
 
 NAME = "arxiv:cs.LG"
@@ -23,17 +23,7 @@ FEED_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
-    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", "0")
-    return tmp_path / "zotrec-data"
-
-
-@pytest.fixture
-def arxiv():
-    fake = FakeArxiv()
-    fake.url = fake.start()
-    yield fake
-    fake.stop()
+    return private_data(tmp_path, monkeypatch, pause="0")
 
 
 def now() -> datetime:

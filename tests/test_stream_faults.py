@@ -159,7 +159,7 @@ def test_titles_abstracts_and_author_lists_are_cut_with_a_warning(arxiv, data_di
     assert result.exit_code == 0, result.output
     row = stored(data_dir)["arxiv:2501.00001"]
     assert len(row["title"]) <= 1_001 and len(row["abstract"]) <= 20_001 and len(row["authors"]) == 5_000
-    assert "cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
+    assert "1 entry cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
 
 
 def test_an_answer_of_empty_tags_is_refused_before_it_is_parsed(arxiv, tmp_path, data_dir):

@@ -39,6 +39,7 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 90
 PAGE_SLACK = 5  # pages a listing may ask beyond what its records fill (empty pages asked again, a first search)
 
+
 class AnswerError(ValueError):
     """An answer that is no answer of the service: its own error message (`complete` True: not retried), or a
     body that is not the format at all or cut short (`complete` False: asked again, like a dropped connection)."""
@@ -109,16 +110,17 @@ class StreamSource(ABC):
         return {}
 
     def pause(self) -> float:
-        """pause_s, or the environment's pause_env when it is a number of seconds (a warning otherwise)."""
-        value = os.environ.get(self.pause_env, "").strip() if self.pause_env else ""
+        """pause_s, or the environment's pause_env when it is a number of seconds, 0 or more (a local mirror or
+        a test double may allow less); anything else is one warning and pause_s."""
+        raw = os.environ.get(self.pause_env, "").strip() if self.pause_env else ""
         try:
-            seconds = float(value) if value else self.pause_s
+            seconds = float(raw) if raw else self.pause_s
         except ValueError:
             seconds = math.nan
-        if not math.isfinite(seconds):
-            log.warning("%s=%r is not a number of seconds; pausing %.0f s", self.pause_env, value, self.pause_s)
-            return self.pause_s
-        return max(0.0, seconds)
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+        log.warning("%s=%r is not a number of seconds; pausing %.0f s", self.pause_env, raw[:40], self.pause_s)
+        return self.pause_s
 
 
 @dataclass
@@ -147,8 +149,8 @@ class Lister:
     the stored corpus."""
 
     def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
-                 memory: dict[str, Any]) -> None:
-        self.source, self.http, self.report, self.now = source, http, report, now
+                 memory: dict[str, Any], pause: float) -> None:
+        self.source, self.http, self.report, self.now, self.pause = source, http, report, now, pause
         self.page_size = max(1, min(http.page_size, source.max_page_size))
         self.max_pages = math.ceil(source.max_records / self.page_size) + PAGE_SLACK
         self.memory = memory  # what the adapter keeps from one fetch to the next (a feed's ETag), stored with it
@@ -178,7 +180,7 @@ class Lister:
 
     def _before(self) -> None:
         if self._asked:
-            self.http.settings.sleep(self.source.pause())
+            self.http.settings.sleep(self.pause)
         self._asked += 1
         if self._asked > self.max_pages:
             raise FetchError(f"{self.source.service} kept sending pages past {self.max_pages:,} (more than "
@@ -231,7 +233,7 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
         with Http(settings, report.stats) as http:
             http.start_progress(source.label, None)
             for url in urls:
-                pages += _live_pages(source, Lister(source, http, report, now, memory), url, stop_at)
+                pages += _live_pages(source, Lister(source, http, report, now, memory, pause), url, stop_at)
     rows = [row for page in pages for row in page.rows]
     report.read = len(rows)
     report.skipped = [skipped for page in pages for skipped in page.skipped]
@@ -252,17 +254,11 @@ def _live_pages(source: StreamSource, lister: Lister, url: str, stop_at: datetim
     """The listing's pages until the adapter ends it or, newest first, a page reaches back past `stop_at`
     (the rows' dates are trusted ones by then: no future date stops the paging early)."""
     pages: list[StreamPage] = []
-    listing = source.listing(lister, url, stop_at)
-    try:
-        for page in listing:
-            pages.append(page)
-            oldest = min((row_time(row) for row in page.rows), default=None)
-            if source.newest_first and oldest is not None and oldest < stop_at:
-                break
-    finally:
-        close = getattr(listing, "close", None)
-        if close is not None:
-            close()
+    for page in source.listing(lister, url, stop_at):  # a generator: leaving the loop ends it
+        pages.append(page)
+        oldest = min((row_time(row) for row in page.rows), default=None)
+        if source.newest_first and oldest is not None and oldest < stop_at:
+            break
     return pages
 
 
@@ -284,7 +280,7 @@ def _stored_rows(source: StreamSource, now: datetime,
             upgrade(row)
             when = row_time(row)
             kept, why = trusted(when, now)
-            if why and when != kept:
+            if why:
                 row["updated"] = kept.isoformat(timespec="seconds")
                 report.notes.clamped.append((str(row["id"]), "stored " + why))
                 report.changed = True
@@ -336,7 +332,8 @@ def left_out_lines(report: StreamReport) -> list[str]:
 
     lines = []
     if report.too_old:
-        span = (datetime.now(UTC) - report.oldest_left_out).days + 1 if report.oldest_left_out else MAX_DAYS + 1
+        today = report.window_start + timedelta(days=report.days) if report.window_start else datetime.now(UTC)
+        span = (today - report.oldest_left_out).days + 1 if report.oldest_left_out else MAX_DAYS + 1
         keep = f"--days {span} keeps them" if span <= MAX_DAYS else f"a window is at most {MAX_DAYS} days"
         lines.append(f"{plural(report.too_old, 'entry', 'entries')} older than the {report.days}-day window "
                      f"(counted from today) {'was' if report.too_old == 1 else 'were'} left out ({keep})")
@@ -346,7 +343,8 @@ def left_out_lines(report: StreamReport) -> list[str]:
     for what, notes in (("dated wrong", report.notes.clamped), ("cut to length", report.notes.cut)):
         if notes:
             (key, why), *_ = notes
-            lines.append(f"{plural(len(notes), 'entry', 'entries')} {what}; first: {key}: {why}")
+            entries = len({key for key, _ in notes})
+            lines.append(f"{plural(entries, 'entry', 'entries')} {what}; first: {key}: {why}")
     if report.skipped:
         first = report.skipped[0]
         lines.append(f"{plural(len(report.skipped), 'entry', 'entries')} skipped; first: {first.where}: "

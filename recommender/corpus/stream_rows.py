@@ -49,7 +49,7 @@ def version_of(row: dict[str, Any]) -> int:
     value = row.get("version", row.get("arxiv_version"))
     try:
         return max(1, int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 1
 
 

@@ -18,10 +18,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlparse
 import re
 from xml.sax.saxutils import escape as _escape, quoteattr
+
+import pytest
 
 from tests.loopback import QuietDispatcher, serve, shutdown
 
@@ -206,3 +209,19 @@ class _Handler(QuietDispatcher):
 
 def days_ago(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
+
+
+@pytest.fixture
+def arxiv():
+    """The double on 127.0.0.1 for one test (`from tests.fake_arxiv import arxiv` makes it a test's fixture)."""
+    fake = FakeArxiv()
+    fake.url = fake.start()
+    yield fake
+    fake.stop()
+
+
+def private_data(tmp_path, monkeypatch, pause: str) -> Path:
+    """zotrec's data folder inside the test's tmp_path, and arXiv's pause (seconds) for the test."""
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
+    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", pause)
+    return tmp_path / "zotrec-data"

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import FakeArxiv, Version, _entry, paper
+from tests.fake_arxiv import Version, _entry, arxiv, paper, private_data  # noqa: F401 (arxiv: a fixture)
 from zotero_bridge.cli.main import cli
 
 NAME = "arxiv:cs.LG"
@@ -23,17 +23,7 @@ FEED_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
-    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", "0")
-    return tmp_path / "zotrec-data"
-
-
-@pytest.fixture
-def arxiv():
-    fake = FakeArxiv()
-    fake.url = fake.start()
-    yield fake
-    fake.stop()
+    return private_data(tmp_path, monkeypatch, pause="0")
 
 
 def now() -> datetime:
@@ -169,7 +159,7 @@ def test_titles_abstracts_and_author_lists_are_cut_with_a_warning(arxiv, data_di
     assert result.exit_code == 0, result.output
     row = stored(data_dir)["arxiv:2501.00001"]
     assert len(row["title"]) <= 1_001 and len(row["abstract"]) <= 20_001 and len(row["authors"]) == 5_000
-    assert "cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
+    assert "1 entry cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
 
 
 def test_an_answer_of_empty_tags_is_refused_before_it_is_parsed(arxiv, tmp_path, data_dir):
@@ -190,6 +180,21 @@ def test_a_redirect_to_another_host_is_refused_and_one_on_the_same_host_followed
     assert result.exit_code == 1 and "redirected to localhost, another site" in result.output, result.output
     arxiv.faults[len(arxiv.requests) + 1] = ("moved", arxiv.url + "?search_query=cat:cs.LG&max_results=10")
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 1
+
+
+def test_a_request_with_a_key_is_not_redirected_to_another_site(arxiv):
+    """The desktop's local API key (pyzotero sends Zotero-API-Key) never follows a redirect to another host."""
+    from recommender.bounded_http import bounded_client
+    from recommender.errors import ServerLimitError
+
+    arxiv.faults[1] = ("moved", arxiv.url.replace("127.0.0.1", "localhost"))
+    with bounded_client(headers={"Zotero-API-Key": "secret"}) as client, pytest.raises(ServerLimitError,
+                                                                                       match="carry a key"):
+        client.get(arxiv.url, params={"search_query": "cat:cs.LG"})
+    arxiv.faults[2] = ("moved", arxiv.url.replace("127.0.0.1", "localhost") + "?search_query=cat:cs.LG")
+    with bounded_client() as client:  # nothing to carry: followed, and bounded like any answer
+        assert client.get(arxiv.url, params={"search_query": "cat:cs.LG"}).status_code == 200
+    assert len(arxiv.requests) == 3
 
 
 def test_the_site_of_a_host_is_its_parent_domain():

@@ -154,3 +154,13 @@ def test_a_validator_of_another_url_is_not_sent(feed):
     path.write_text(json.dumps(document))
     fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW)
     assert "if-none-match" not in feed.requests[-1] and feed.bodies == 2
+
+
+def test_a_changed_feed_without_new_items_keeps_its_new_validators_so_the_next_fetch_is_a_304(feed):
+    source = stream_source(f"feed:{feed.url}")
+    fetch_stream(source, (), settings(), now=NOW)
+    feed.items[0].abstract = "A corrected abstract."  # the feed changed; no item is new
+    report = fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW + timedelta(hours=1))
+    assert report.new == [] and feed.bodies == 2
+    fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW + timedelta(hours=2))
+    assert feed.not_modified == 1 and feed.bodies == 2

@@ -140,12 +140,7 @@ def parse_details(body: bytes, where: str, server: str, asked: str | None = None
     """One details answer → its page (`start` the cursor, `total` the interval's records); raises AnswerError
     for a body that is no details JSON or the API's refusal, and for an answer of every subject when the
     subject `asked` was one (the API answers a subject it does not know with all of them, `category` "all")."""
-    try:
-        data = json_answer(body, where)
-    except AnswerError:
-        raise
-    except ValueError as error:
-        raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
+    data = json_answer(body, where)
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise AnswerError(f"{where}: not a bioRxiv/medRxiv details answer (no 'messages' block)")
     message = data["messages"][0] if data["messages"] and isinstance(data["messages"][0], dict) else {}

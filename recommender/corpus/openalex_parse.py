@@ -48,12 +48,7 @@ def api_filter(spec: str) -> tuple[str, str]:
 def parse_works(body: bytes, where: str) -> StreamPage:
     """One list answer → its page (`total` the count, `cursor` the next page's); OpenAlex's error JSON, or
     no list answer at all, is an AnswerError."""
-    try:
-        data = json_answer(body, where)
-    except AnswerError:
-        raise
-    except ValueError as error:
-        raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
+    data = json_answer(body, where)
     if not isinstance(data, dict) or "results" not in data:
         message = data.get("message") or data.get("error") if isinstance(data, dict) else None
         raise AnswerError(f"{where}: {'OpenAlex says: ' + plain(message) if message else 'not an OpenAlex list answer'}")

@@ -76,8 +76,9 @@ def row(*, id: str, title: str, abstract: str | None, authors: list[str], url: s
 
 def json_answer(body: bytes, where: str) -> Any:
     """A JSON answer read as bytes (the stream's pages are read without the client's JSON check): its depth
-    bounded before the parser recurses; ValueError for a body that is not JSON, ServerLimitError for one
-    nested too deep, AnswerError (not retried) for a web page where JSON was asked (a browser check)."""
+    bounded before the parser recurses. A body that is not JSON (cut short) is an AnswerError that is asked
+    again, a web page where JSON was asked (a browser check) one that is not; one nested too deep is a
+    ServerLimitError."""
     import json
 
     from recommender.bounded_http import MAX_JSON_DEPTH, JsonDepth
@@ -90,7 +91,10 @@ def json_answer(body: bytes, where: str) -> Any:
                           "wants a browser, or is down; the stored corpus is kept")
 
     JsonDepth(MAX_JSON_DEPTH, where).feed(bytes(body))
-    return json.loads(body)
+    try:
+        return json.loads(body)
+    except ValueError as error:
+        raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
 
 
 def first_day(since: datetime, window_start: datetime | None) -> date:

@@ -40,6 +40,7 @@ class FeedStream(StreamSource):
         slug = _SLUG.sub("-", f"{host}{parts.path}".lower()).strip("-")[:40].strip("-")
         self.name = f"feed-{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
         self.label = f"the feed {host}{parts.path}"[:120]
+        self.service = host  # type: ignore[misc]  # "www.nature.com gave no papers in …"
 
     @classmethod
     def from_name(cls, name: str) -> FeedStream:

@@ -34,7 +34,10 @@ def parse_feed(body: bytes, where: str, *, fetched: datetime | None = None) -> S
         check_markup(bytes(body), where, MAX_ITEMS)
     except ValueError as error:
         raise AnswerError(str(error)) from None
-    parsed = feedparser.parse(bytes(body))
+    try:
+        parsed = feedparser.parse(bytes(body))
+    except (ValueError, LookupError) as error:  # an encoding name feedparser cannot use ("utf\0-8", "x-nope")
+        raise AnswerError(f"{where}: not an RSS or Atom feed ({str(error)[:160]})") from None
     version = parsed.get("version") or ""
     entries = parsed.get("entries") or []
     if not version or (not entries and parsed.get("bozo")):

@@ -53,6 +53,7 @@ class Version:
     version: int = 1
     authors: tuple[str, ...] = ("Jane Doe", "Ann Smith")
     doi: str = ""
+    listed: datetime | None = None  # where the listing sorts it, when a faulty index disagrees with `updated`
 
     @property
     def primary(self) -> str:
@@ -73,7 +74,7 @@ class FakeArxiv:
     papers: dict[str, Version] = field(default_factory=dict)
     requests: list[dict] = field(default_factory=list)  # each request's parameters and its monotonic time
     faults: dict[int, tuple] = field(default_factory=dict)  # request number (1-based) → ("503", retry_after)
-    #                                          | ("empty",) | ("cut",) | ("html",) | ("error", message)
+    #                      | ("empty",) | ("cut",) | ("html",) | ("error", message) | ("moved", url)
     late: list[Version] = field(default_factory=list)  # shown from the second page on
     lying: int = 0  # > 0: the lying result set, for at most this many requests
     slice: int = 2000  # the most entries one page holds (arXiv's: 2,000)
@@ -118,7 +119,7 @@ class FakeArxiv:
         if size > 30_000:
             return self._error("max_results must be <= 30000", params)
         matching = self._matching(params.get("search_query", ""))
-        key = {"lastUpdatedDate": lambda p: p.updated, "submittedDate": lambda p: p.published}.get(
+        key = {"lastUpdatedDate": lambda p: p.listed or p.updated, "submittedDate": lambda p: p.published}.get(
             params.get("sortBy", "relevance"), lambda p: p.base)
         matching.sort(key=lambda p: (key(p), p.base), reverse=params.get("sortOrder", "descending") == "descending")
         page = [] if fault and fault[0] == "empty" else matching[start:start + min(size, self.slice)]

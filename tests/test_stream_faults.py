@@ -91,6 +91,17 @@ def test_a_future_entry_does_not_stop_the_next_days_paging(arxiv, data_dir):
     assert "30 new" in result.output and len(stored(data_dir)) == 35  # every page of the 30, not the first
 
 
+def test_a_stray_old_entry_inside_a_page_does_not_end_the_paging(arxiv, data_dir):
+    arxiv.slice = 5
+    arxiv.add(*[version(n, now() - timedelta(hours=n)) for n in range(1, 15)])
+    stray = version(90, now() - timedelta(days=20))
+    stray.listed = now() - timedelta(minutes=90)  # listed second, dated before the window
+    arxiv.add(stray)
+    result = fetch("--from", arxiv.url)
+    assert result.exit_code == 0, result.output
+    assert len(stored(data_dir)) == 14 and len(arxiv.requests) == 3  # every page, to the result set's end
+
+
 # ---- Versions going backwards ------------------------------------------------------------------------------
 
 def test_versions_only_go_forward_whatever_the_order(tmp_path, data_dir):

@@ -251,13 +251,15 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
 
 
 def _live_pages(source: StreamSource, lister: Lister, url: str, stop_at: datetime) -> list[StreamPage]:
-    """The listing's pages until the adapter ends it or, newest first, a page reaches back past `stop_at`
-    (the rows' dates are trusted ones by then: no future date stops the paging early)."""
+    """The listing's pages until the adapter ends it or, newest first, a page ends past `stop_at`: its last
+    row with a date not clamped (stream_rows.trusted) is older, so one stray entry dated far off in the middle
+    of a page, or a date from the future, does not end the paging early."""
     pages: list[StreamPage] = []
     for page in source.listing(lister, url, stop_at):  # a generator: leaving the loop ends it
         pages.append(page)
-        oldest = min((row_time(row) for row in page.rows), default=None)
-        if source.newest_first and oldest is not None and oldest < stop_at:
+        clamped = {key for key, _ in lister.report.notes.clamped}
+        tail = next((row_time(row) for row in reversed(page.rows) if str(row["id"]) not in clamped), None)
+        if source.newest_first and tail is not None and tail < stop_at:
             break
     return pages
 

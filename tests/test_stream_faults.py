@@ -245,7 +245,8 @@ def test_a_months_old_saved_answer_counts_from_today_and_says_so(tmp_path, data_
 def test_a_corpus_stored_before_the_stream_design_reads_and_heals(tmp_path, data_dir):
     when = now() - timedelta(hours=3)
     rows = [{"id": "arxiv:2501.00001", "title": "Old one", "arxiv_version": 2, "updated": when.isoformat()},
-            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1, "updated": "2099-01-01T00:00:00+00:00"}]
+            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1,
+             "updated": "2099-01-01T00:00:00+00:00"}]
     folder = data_dir / "corpora"
     folder.mkdir(parents=True)
     (folder / "arxiv-cs.lg.json").write_text(json.dumps({"format": "zotrec-corpus", "format_version": 1,

@@ -144,9 +144,9 @@ class StreamReport(MergeCounts):
 
 class Lister:
     """What an adapter's listing asks through: the pause before every request after the first, the bounded,
-    retried read (a JSON answer depth-checked, an XML one not), and the page guard: no more pages than the most records a window can hold fill, so a server
-    that reports a huge result set and sends one record a page is stopped. A stop is one FetchError and keeps
-    the stored corpus."""
+    retried read (a JSON answer depth-checked, an XML one not), and the page guard: no more pages than the
+    most records a window can hold fill, so a server that reports a huge result set and sends one record a
+    page is stopped. A stop is one FetchError and keeps the stored corpus."""
 
     def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
                  memory: dict[str, Any], pause: float) -> None:

@@ -2,11 +2,11 @@
 OpenReview, PMLR): an httpx2 client whose every answer stops at a byte cap (decoded by httpx2's own
 decoders, gzip/deflate, br and zstd when installed, and on the wire), at the deadline while the body
 streams, after a few redirects (http and https only), and whose JSON may nest only so deep; and the guard
-every paged listing pages under. A redirect to another site is followed only for a request that carries no
-key, token, login or cookie, and never for a stream (`Limits.same_site`): such an answer is bounded like any
-other and read as untrusted data, so another site can only send what the asked one could have sent. A limit hit is one `ServerLimitError` line naming the server and the
+every paged listing pages under. A limit hit is one `ServerLimitError` line naming the server and the
 limit, never retried: the server would send the same again. pyzotero reads through this client too (it
-takes a client), so no answer escapes it.
+takes a client), so no answer escapes it. A redirect to another site is followed only for a request that
+carries no key, token, login or cookie, and never for a stream (`Limits.same_site`): such an answer is bounded
+like any other and read as untrusted data, so another site can send only what the asked one could have sent.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from recommender.corpus.arxiv_atom import parse_answer
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.store import read_stored, stored_path
 from recommender.errors import InputError
-from tests.fake_arxiv import arxiv, paper, private_data  # noqa: F401 (arxiv: a fixture)
+from tests.fake_arxiv import paper, private_data
 from zotero_bridge.cli.main import cli
 
 MANUAL = Path(__file__).parent / "data" / "arxiv"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import arxiv, paper, private_data  # noqa: F401 (arxiv: a fixture)
+from tests.fake_arxiv import paper, private_data
 from zotero_bridge.cli.main import cli
 
 LIBRARY = str(Path(__file__).resolve().parents[1] / "examples" / "library.bib")

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from recommender import streams
-from recommender.corpus.http import FetchSettings
+from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.stream import AnswerError, StreamPage, StreamSource, fetch_stream
 from tests.loopback import QuietDispatcher, serve, shutdown
 
@@ -57,7 +57,7 @@ class DemoStream(StreamSource):
         cursor, validator = "*", lister.memory.get(url)
         while cursor:
             headers = {"If-None-Match": validator} if validator and cursor == "*" else None
-            page = lister.get(url, {"from": since.date().isoformat(), "cursor": cursor}, headers=headers)
+            page = lister.get(url, {"from": since.date().isoformat(), "cursor": cursor}, headers=headers, is_json=True)
             if cursor == "*" and lister.response_headers.get("etag"):
                 lister.memory[url] = lister.response_headers["etag"]
             yield page
@@ -68,6 +68,7 @@ class DemoServer:
     def __init__(self) -> None:
         self.records: list[dict] = []
         self.requests: list[dict] = []
+        self.nested = False  # answer JSON nested 1,000 deep
 
     def answer(self, query: dict, etag: str | None) -> tuple[int, dict, bytes]:
         params = {k: v[-1] for k, v in query.items()}
@@ -75,6 +76,8 @@ class DemoServer:
         tag = f'"{len(self.records)}"'
         if etag == tag:
             return 304, {"ETag": tag}, b""
+        if self.nested:
+            return 200, {"Content-Type": "application/json"}, b"[" * 1000 + b"]" * 1000
         wanted = [r for r in self.records if r["date"] >= params["from"]]
         at = 0 if params["cursor"] == "*" else int(params["cursor"])
         body = {"total": len(wanted), "records": wanted[at:at + 2],
@@ -101,6 +104,15 @@ def server(tmp_path, monkeypatch):
     fake.url = f"http://127.0.0.1:{httpd.server_address[1]}/api"
     yield fake
     shutdown(httpd)
+
+
+def test_a_json_page_is_depth_checked(server):
+    server.records = [{"key": "deep", "title": "[" * 200, "date": datetime.now(UTC).isoformat()}]
+    report = fetch_stream(streams.stream_source("demo:deep"), [server.url], FetchSettings(sleep=lambda s: None))
+    assert report.new == ["demo:deep"]  # brackets inside a JSON string are no nesting
+    server.nested = True
+    with pytest.raises(FetchError, match="nested more than 100 deep"):
+        fetch_stream(streams.stream_source("demo:deeper"), [server.url], FetchSettings(sleep=lambda s: None))
 
 
 def test_a_new_adapter_works_through_the_registry_with_cursor_paging_and_a_conditional_get(server):

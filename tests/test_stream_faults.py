@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import Version, _entry, arxiv, paper, private_data  # noqa: F401 (arxiv: a fixture)
+from tests.fake_arxiv import Version, atom_entry, paper, private_data
 from zotero_bridge.cli.main import cli
 
 NAME = "arxiv:cs.LG"
@@ -71,7 +71,7 @@ def raw_entry(number: int, updated: str) -> str:
 def test_one_future_entry_in_a_saved_answer_drops_nothing_stored(arxiv, tmp_path, data_dir):
     arxiv.add(*[version(n, now() - timedelta(days=n % 6, hours=1)) for n in range(1, 30)])
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 29
-    future = saved(tmp_path, [_entry(version(99, datetime(2099, 1, 1, tzinfo=UTC)))])
+    future = saved(tmp_path, [atom_entry(version(99, datetime(2099, 1, 1, tzinfo=UTC)))])
     result = fetch("--from", future)
     assert result.exit_code == 0, result.output
     rows = stored(data_dir)
@@ -91,16 +91,27 @@ def test_a_future_entry_does_not_stop_the_next_days_paging(arxiv, data_dir):
     assert "30 new" in result.output and len(stored(data_dir)) == 35  # every page of the 30, not the first
 
 
+def test_a_stray_old_entry_inside_a_page_does_not_end_the_paging(arxiv, data_dir):
+    arxiv.slice = 5
+    arxiv.add(*[version(n, now() - timedelta(hours=n)) for n in range(1, 15)])
+    stray = version(90, now() - timedelta(days=20))
+    stray.listed = now() - timedelta(minutes=90)  # listed second, dated before the window
+    arxiv.add(stray)
+    result = fetch("--from", arxiv.url)
+    assert result.exit_code == 0, result.output
+    assert len(stored(data_dir)) == 14 and len(arxiv.requests) == 3  # every page, to the result set's end
+
+
 # ---- Versions going backwards ------------------------------------------------------------------------------
 
 def test_versions_only_go_forward_whatever_the_order(tmp_path, data_dir):
     when = now() - timedelta(hours=5)
-    assert fetch("--from", saved(tmp_path, [_entry(version(1, when, 3))], "v3.xml")).exit_code == 0
-    mixed = saved(tmp_path, [_entry(version(1, when + timedelta(hours=1), 2)),
-                             _entry(version(1, when + timedelta(hours=2), 5))], "v2v5.xml")
+    assert fetch("--from", saved(tmp_path, [atom_entry(version(1, when, 3))], "v3.xml")).exit_code == 0
+    mixed = saved(tmp_path, [atom_entry(version(1, when + timedelta(hours=1), 2)),
+                             atom_entry(version(1, when + timedelta(hours=2), 5))], "v2v5.xml")
     assert fetch("--from", mixed).exit_code == 0
     assert number(stored(data_dir)["arxiv:2501.00001"]) == 5
-    assert fetch("--from", saved(tmp_path, [_entry(version(1, when + timedelta(hours=3), 4))], "v4.xml")).exit_code == 0
+    assert fetch("--from", saved(tmp_path, [atom_entry(version(1, when + timedelta(hours=3), 4))], "v4.xml")).exit_code == 0
     assert number(stored(data_dir)["arxiv:2501.00001"]) == 5  # a lower version never replaces a higher one
 
 
@@ -209,9 +220,9 @@ def test_the_site_of_a_host_is_its_parent_domain():
 # ---- Saved answers counted (issue 38) ----------------------------------------------------------------------
 
 def test_a_saved_answer_says_what_it_left_out(tmp_path, data_dir):
-    old = [_entry(version(n, now() - timedelta(days=30, hours=n))) for n in range(1, 38)]
-    recent = [_entry(version(n, now() - timedelta(hours=n))) for n in range(40, 43)]
-    other = [_entry(version(n, now() - timedelta(hours=n), categories=("math.CO",))) for n in range(50, 55)]
+    old = [atom_entry(version(n, now() - timedelta(days=30, hours=n))) for n in range(1, 38)]
+    recent = [atom_entry(version(n, now() - timedelta(hours=n))) for n in range(40, 43)]
+    other = [atom_entry(version(n, now() - timedelta(hours=n), categories=("math.CO",))) for n in range(50, 55)]
     result = fetch("--from", saved(tmp_path, recent + other + old))
     assert result.exit_code == 0, result.output
     assert set(stored(data_dir)) == {f"arxiv:2501.{n:05d}" for n in range(40, 43)}
@@ -221,7 +232,7 @@ def test_a_saved_answer_says_what_it_left_out(tmp_path, data_dir):
 
 
 def test_a_months_old_saved_answer_counts_from_today_and_says_so(tmp_path, data_dir):
-    months = [_entry(version(n, now() - timedelta(days=210, hours=n))) for n in range(1, 21)]
+    months = [atom_entry(version(n, now() - timedelta(days=210, hours=n))) for n in range(1, 21)]
     result = fetch("--from", saved(tmp_path, months))
     assert result.exit_code == 1
     assert "no papers in arXiv cs.LG for the last 7 days" in result.output
@@ -234,12 +245,13 @@ def test_a_months_old_saved_answer_counts_from_today_and_says_so(tmp_path, data_
 def test_a_corpus_stored_before_the_stream_design_reads_and_heals(tmp_path, data_dir):
     when = now() - timedelta(hours=3)
     rows = [{"id": "arxiv:2501.00001", "title": "Old one", "arxiv_version": 2, "updated": when.isoformat()},
-            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1, "updated": "2099-01-01T00:00:00+00:00"}]
+            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1,
+             "updated": "2099-01-01T00:00:00+00:00"}]
     folder = data_dir / "corpora"
     folder.mkdir(parents=True)
     (folder / "arxiv-cs.lg.json").write_text(json.dumps({"format": "zotrec-corpus", "format_version": 1,
                                                           "name": "arxiv-cs.lg", "papers": rows}))
-    result = fetch("--from", saved(tmp_path, [_entry(version(1, when, 1)), _entry(version(3, when, 1))]))
+    result = fetch("--from", saved(tmp_path, [atom_entry(version(1, when, 1)), atom_entry(version(3, when, 1))]))
     assert result.exit_code == 0, result.output
     healed = stored(data_dir)
     assert healed["arxiv:2501.00001"]["title"] == "Old one" and healed["arxiv:2501.00001"]["version"] == 2

@@ -171,19 +171,23 @@ class Http:
         return response
 
     def get_bytes(self, url: str, params: dict[str, Any] | None = None, *, max_bytes: int = MAX_BODY_BYTES,
-                  check: Callable[[bytes], Any] | None = None, headers: dict[str, str] | None = None) -> Any:
-        """GET one answer's bytes (an Atom or XML answer: no JSON depth check; JSON goes through get_json),
-        retried and bounded like every other read (the bounded client's caps and deadline), and at most
-        `max_bytes` (a longer one is a FetchError); `check(body)` turns it into the answer and may raise `Retry`
-        for a body that is cut short (retried like a dropped connection). `headers` are sent with it (a
-        conditional GET's validators): a 304 answer is NOT_MODIFIED. The answer's headers stay in `last_headers`."""
-        return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check, headers))
+                  check: Callable[[bytes], Any] | None = None, headers: dict[str, str] | None = None,
+                  is_json: bool = False) -> Any:
+        """GET one answer's bytes (Atom or XML: no JSON depth check unless `is_json`), retried and bounded like
+        every other read (the bounded client's caps and deadline), and at most `max_bytes` (a longer one is a
+        FetchError); `check(body)` turns it into the answer and may raise `Retry` for a body that is cut short
+        (retried like a dropped connection). `headers` are sent with it (a conditional GET's validators): a 304
+        answer is NOT_MODIFIED. The answer's headers stay in `last_headers`."""
+        return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check, headers,
+                                                                    is_json))
 
     def _get_bytes_once(self, url: str, params: dict[str, Any] | None, max_bytes: int,
-                        check: Callable[[bytes], Any] | None, headers: dict[str, str] | None) -> Any:
+                        check: Callable[[bytes], Any] | None, headers: dict[str, str] | None,
+                        is_json: bool) -> Any:
         self._wait_for_rate_limit()
         body = bytearray()
-        with self.client.stream("GET", url, params=params, headers=headers, extensions=not_json()) as response:
+        extensions = {} if is_json else not_json()
+        with self.client.stream("GET", url, params=params, headers=headers, extensions=extensions) as response:
             self._note_rate_limit(response.headers)
             self.last_headers = response.headers
             if response.status_code == 304:

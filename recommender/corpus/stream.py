@@ -144,9 +144,9 @@ class StreamReport(MergeCounts):
 
 class Lister:
     """What an adapter's listing asks through: the pause before every request after the first, the bounded,
-    retried read, and the page guard: no more pages than the most records a window can hold fill, so a server
-    that reports a huge result set and sends one record a page is stopped. A stop is one FetchError and keeps
-    the stored corpus."""
+    retried read (a JSON answer depth-checked, an XML one not), and the page guard: no more pages than the
+    most records a window can hold fill, so a server that reports a huge result set and sends one record a
+    page is stopped. A stop is one FetchError and keeps the stored corpus."""
 
     def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
                  memory: dict[str, Any], pause: float) -> None:
@@ -156,17 +156,16 @@ class Lister:
         self.memory = memory  # what the adapter keeps from one fetch to the next (a feed's ETag), stored with it
         self._asked = 0
 
-    def get(self, url: str, params: dict[str, Any] | None = None, *,
-            headers: dict[str, str] | None = None) -> StreamPage:
-        """One page of the listing, parsed by the adapter and checked row by row (stream_rows.checked_row);
-        `headers` go with the request (If-None-Match…): a 304 is a page with `not_modified` and no rows."""
+    def get(self, url: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
+            is_json: bool = False) -> StreamPage:
+        """One page of the listing, parsed by the adapter's `parse`. `is_json`: the answer is JSON, so its depth is
+        bounded as it streams (then `json.loads` in `parse` is safe); otherwise it is XML or text and is not
+        depth-checked. `headers` go with the request (If-None-Match…): a 304 is a page with `not_modified`."""
         where = f"{url} " + " ".join(f"{k}={v}" for k, v in (params or {}).items() if k in ("start", "cursor"))
         self._before()
-        page = self.http.get_bytes(url, params, headers=headers,
+        page = self.http.get_bytes(url, params, headers=headers, is_json=is_json,
                                    check=lambda body: _parsed(self.source, body, where.strip()))
-        if page is NOT_MODIFIED:
-            return self._counted(StreamPage(not_modified=True))
-        return self._counted(checked_page(page, self.now, self.report.notes))
+        return StreamPage(not_modified=True) if page is NOT_MODIFIED else page
 
     @property
     def response_headers(self) -> Any:
@@ -174,7 +173,8 @@ class Lister:
         return self.http.last_headers
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
-        """A JSON answer (a search that precedes the pages), paused and counted like a page."""
+        """A JSON answer that is not a page of records (a search that precedes the pages: PubMed's esearch),
+        paused and counted against the page guard like a page."""
         self._before()
         return self.http.get_json(url, params)
 
@@ -186,11 +186,6 @@ class Lister:
             raise FetchError(f"{self.source.service} kept sending pages past {self.max_pages:,} (more than "
                              f"{self.source.max_records:,} records would fill); zotrec stopped paging and kept "
                              "the stored corpus")
-
-    def _counted(self, page: StreamPage) -> StreamPage:
-        self.report.pages += 1
-        self.http.advance(len(page.rows))
-        return page
 
 
 def _parsed(source: StreamSource, body: bytes, where: str) -> StreamPage:
@@ -251,13 +246,17 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
 
 
 def _live_pages(source: StreamSource, lister: Lister, url: str, stop_at: datetime) -> list[StreamPage]:
-    """The listing's pages until the adapter ends it or, newest first, a page reaches back past `stop_at`
-    (the rows' dates are trusted ones by then: no future date stops the paging early)."""
+    """The listing's pages until the adapter ends it or, newest first, a page ends past `stop_at`: its last
+    row with a date not clamped (stream_rows.trusted) is older, so one stray entry dated far off in the middle
+    of a page, or a date from the future, does not end the paging early."""
     pages: list[StreamPage] = []
     for page in source.listing(lister, url, stop_at):  # a generator: leaving the loop ends it
-        pages.append(page)
-        oldest = min((row_time(row) for row in page.rows), default=None)
-        if source.newest_first and oldest is not None and oldest < stop_at:
+        pages.append(checked_page(page, lister.now, lister.report.notes))
+        lister.report.pages += 1
+        lister.http.advance(len(page.rows))
+        clamped = {key for key, _ in lister.report.notes.clamped}
+        tail = next((row_time(row) for row in reversed(page.rows) if str(row["id"]) not in clamped), None)
+        if source.newest_first and tail is not None and tail < stop_at:
             break
     return pages
 

@@ -89,6 +89,8 @@ def checked_row(row: dict[str, Any], now: datetime, notes: RowNotes) -> dict[str
             row[name] = kept.isoformat(timespec="seconds")
             if name == "updated":
                 notes.clamped.append((key, why))
+            elif isinstance(row.get("year"), int):
+                row["year"] = kept.year
     upgrade(row)
     return rendered(row, notes)
 

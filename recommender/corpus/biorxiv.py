@@ -124,7 +124,7 @@ class PreprintStream(StreamSource):
             self._asking = subject  # parse checks that the answer is of it
             while True:
                 page = lister.get(details_url(url, self.server, start, end, cursor),
-                                  {"category": category_param(subject)})
+                                  {"category": category_param(subject)}, is_json=True)
                 yield page
                 read = len(page.rows) + len(page.skipped)
                 cursor += read

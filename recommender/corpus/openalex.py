@@ -70,7 +70,7 @@ class OpenAlexStream(ServiceKey, StreamSource):
             params["mailto"] = self.email
         while True:
             try:
-                page = lister.get(url, params)
+                page = lister.get(url, params, is_json=True)
             except FetchError as error:
                 raise self._explained(error) from None
             yield page

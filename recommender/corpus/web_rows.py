@@ -75,8 +75,8 @@ def row(*, id: str, title: str, abstract: str | None, authors: list[str], url: s
 
 
 def json_answer(body: bytes, where: str) -> Any:
-    """A JSON answer read as bytes (the stream's pages are read without the client's JSON check): its depth
-    bounded before the parser recurses. A body that is not JSON (cut short) is an AnswerError that is asked
+    """A JSON answer read as bytes, its depth bounded before the parser recurses (a live page's depth is also
+    checked as it streams, `Lister.get(is_json=True)`; a saved answer's only here). A body that is not JSON (cut short) is an AnswerError that is asked
     again, a web page where JSON was asked (a browser check) one that is not; one nested too deep is a
     ServerLimitError."""
     import json

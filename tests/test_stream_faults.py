@@ -257,3 +257,19 @@ def test_a_corpus_stored_before_the_stream_design_reads_and_heals(tmp_path, data
     assert healed["arxiv:2501.00001"]["title"] == "Old one" and healed["arxiv:2501.00001"]["version"] == 2
     assert "arxiv_version" not in healed["arxiv:2501.00001"] and "arxiv:2501.00003" in healed
     assert datetime.fromisoformat(healed["arxiv:2501.00002"]["updated"]) <= now() + timedelta(days=1)
+
+
+# ---- A fetch never loses what is stored --------------------------------------------------------------------
+
+def test_a_stream_fetch_onto_a_full_disk_keeps_the_stored_corpus_whole(arxiv, monkeypatch, small_disk):
+    disk, fill = small_disk
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(disk))
+    arxiv.add(*[version(n, now() - timedelta(hours=n)) for n in range(1, 6)])
+    assert fetch("--from", arxiv.url).exit_code == 0
+    arxiv.add(*[version(n, now() - timedelta(minutes=n), abstract="words " * 300) for n in range(10, 60)])
+    fill()
+    result = fetch("--from", arxiv.url)
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 1 and len(error) == 1, result.output
+    assert "No space left" in error[0] and "kept the stored corpus 'arxiv-cs.lg' as it was (5 papers)" in error[0]
+    assert len(stored(disk)) == 5 and sorted(p.name for p in (disk / "corpora").iterdir()) == ["arxiv-cs.lg.json"]

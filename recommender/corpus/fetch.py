@@ -14,7 +14,6 @@ corpus is saved, so a rerun after a failure asks only for what is missing.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import re
@@ -91,16 +90,10 @@ def fetch_corpus(name: str, sources: Sequence[str] = (), settings: FetchSettings
 
 def _not_written(error: OSError, name: str) -> FetchError:
     """A failed write as one line: the path, the reason, the stored corpus kept and the pages kept to resume."""
-    from recommender.corpus.store import read_stored, stored_path
+    from recommender.corpus.store import not_saved
 
-    try:
-        stored = read_stored(stored_path(name))
-        kept = f"kept the stored corpus '{name}' as it was ({len(stored.papers):,} papers)"
-    except (RecommenderError, OSError):
-        kept = f"no corpus '{name}' is stored yet"
-    where = error.filename or partial_dir(name)
-    return FetchError(f"{where}: cannot write ({error.strerror or error}); {kept}; what was fetched so far is "
-                      f"kept in {partial_dir(name)} for the next try" + (" — free some space and run again" if error.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+    return FetchError(not_saved(error, name, partial_dir(name),
+                                f"what was fetched so far is kept in {partial_dir(name)} for the next try"))
 
 
 def _fetch(name: str, sources: Sequence[str], settings: FetchSettings | None, *, force: bool,

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from recommender.bounded_http import Limits
 from recommender.corpus.http import NOT_MODIFIED, FetchError, FetchSettings, FetchStats, Http
-from recommender.corpus.store import read_stored, save_corpus, stored_path
+from recommender.corpus.store import not_saved, read_stored, save_corpus, stored_path
 from recommender.corpus.stream_rows import (MergeCounts, RowNotes, checked_row, merge, row_time, trusted,
                                              upgrade)
 from recommender.errors import InputError, RecommenderError
@@ -306,7 +306,10 @@ def _save(source: StreamSource, stored: dict[str, dict[str, Any]], report: Strea
                   "sources": [{"kind": source.prefix, "location": s} for s in locations],
                   "counts": {"papers": len(rows), "new": len(report.new), "updated": len(report.updated),
                              "expired": report.expired}}
-    report.path = save_corpus(source.name, rows, provenance, allow_shrink=True)  # the window shrinks it
+    try:
+        report.path = save_corpus(source.name, rows, provenance, allow_shrink=True)  # the window shrinks it
+    except OSError as error:  # a full or read-only disk: the stored corpus stays whole (written atomically)
+        raise FetchError(not_saved(error, source.name)) from None
 
 
 def summary(report: StreamReport) -> str:

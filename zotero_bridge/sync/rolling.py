@@ -17,7 +17,8 @@ from datetime import date
 
 from recommender.items import Paper, Recommendation
 from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
-from zotero_bridge.feedback.seen import SeenMemory, is_daily, seen_path
+from zotero_bridge.feedback.days import today
+from zotero_bridge.feedback.seen import SeenMemory, earlier, is_daily, seen_path
 
 
 def is_rolling(corpus: Sequence[Paper]) -> bool:
@@ -35,8 +36,7 @@ def daily_plan_inputs(recs: Sequence[Recommendation], corpus: Sequence[Paper], r
     if seen_path().is_file():
         with SeenMemory() as memory:
             first = memory.first_days(library)
-    today = (day or date.today()).isoformat()
-    hidden = {key for key, shown in first.items() if shown < today and key not in in_collection}
+    hidden = earlier(first, day or today()) - in_collection
     have = {paper.id for paper in corpus}
     gone = [Paper(id=key, title=paper.title) for key, paper in remembered.items() if is_daily(key) and key not in have]
     return [rec for rec in recs if rec.paper.id not in hidden], [*corpus, *gone]
@@ -65,4 +65,4 @@ def remember_synced(library: str, entries, day: date | None = None) -> None:
     ids = [entry.corpus_id for entry in entries if entry.corpus_id and entry.action in ("add", "link", "keep")]
     if any(is_daily(key) for key in ids):
         with SeenMemory() as memory:
-            memory.remember(library, ids, day or date.today(), "sync")
+            memory.remember(library, ids, day or today(), "sync")

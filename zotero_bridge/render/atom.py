@@ -56,8 +56,8 @@ def render_atom(recs: Sequence[Recommendation], *, title: str, library: str = ""
         named = library_name(library)
         _text(feed, "subtitle", f"{corpus}, ranked for {named}" if named else corpus)
     ids = set()
-    for rec in recs:
-        feed.append(_entry(rec, reasons(rec), stamp))
+    for position, rec in enumerate(recs):  # a second apart, best first: no two entries share `updated`
+        feed.append(_entry(rec, reasons(rec), _stamp(now - timedelta(seconds=position))))
         ids.add(entry_id(rec.paper.id))
     if previous and keep_days:
         feed.extend(kept_entries(previous, ids, now - timedelta(days=keep_days)))
@@ -70,7 +70,7 @@ def _entry(rec: Recommendation, why: str, stamp: str) -> ET.Element:
     _text(entry, "id", entry_id(paper.id))
     _text(entry, "title", paper.title)
     _text(entry, "published", stamp)  # when this feed first delivered it: the order a week's feed keeps
-    _text(entry, "updated", min(_paper_time(paper.metadata) or stamp, stamp))
+    _text(entry, "updated", stamp)  # the entry is the recommendation, made then (the paper's dates are its own)
     link = safe_url(paper.url)
     if link:
         ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", type="text/html", href=link)
@@ -137,16 +137,6 @@ def _entry_html(rec: Recommendation, why: str) -> str:
     if paper.abstract:
         parts.append(f"<p>{html_text(paper.abstract)}</p>")
     return "".join(parts)
-
-
-def _paper_time(metadata: dict) -> str | None:
-    value = metadata.get("updated")
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return None
 
 
 def _sub(parent: ET.Element, name: str, text: str | None = None, **attributes: str) -> ET.Element:

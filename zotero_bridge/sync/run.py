@@ -111,7 +111,7 @@ class SyncReport:
             "counts": {action: len(self.plan.of(action)) for action in ACTIONS},
             "written": None if self.result is None else {"created": result.created, "linked": result.linked,
                                                           "removed": result.removed, "trashed": result.trashed,
-                                                          "failed": result.failed},
+                                                          "retyped": result.retyped, "failed": result.failed},
             "rounds": self.rounds, "requests": self.stats,
         }
 
@@ -354,13 +354,17 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
         if rec is not None:
             lines.extend(f"{'':26}{why}" for why in why_lines(rec))
     absent = not_in_corpus(report.plan)
+    retype = sum(entry.retype for entry in report.plan.entries)
+    kept = ", ".join(part for part in (f"{absent} {NOT_IN_CORPUS}" if absent else "",
+                                       f"{retype} made preprints" if retype else "") if part)
     counts = ", ".join(f"{len(report.plan.of(a))} {'to the trash' if a == 'trash' else a}"
-                       + (f" ({absent} {NOT_IN_CORPUS})" if a == "keep" and absent else "") for a in ACTIONS)
+                       + (f" ({kept})" if a == "keep" and kept else "") for a in ACTIONS)
     lines.append(f"Plan: {counts}.")
     if report.result is not None:
         result = report.result
         lines.append(f"Written: {result.created} created, {result.linked} added, {result.removed} removed"
                      + (f" ({result.trashed} to the trash)" if result.trashed else "")
+                     + (f", {result.retyped} made preprints" if result.retyped else "")
                      + (f", {len(result.failed)} failed: " + "; ".join(result.failed) if result.failed else "."))
     stats = report.stats
     lines.append(f"Requests: {stats.get('requests', 0)} ({stats.get('read_requests', 0)} read, "

@@ -106,7 +106,7 @@ def digest_html(recs: Sequence[Recommendation], title: str, header: Sequence[tup
 def _paper_html(number: int, rec: Recommendation) -> str:
     paper = rec.paper
     link = html_link(paper.title, paper.url, style="color:#1a4d99;text-decoration:none")
-    parts = [f'<p style="{FONT};font-size:17px;line-height:1.3;font-weight:bold;margin:0">{number}. {link}</p>']
+    parts = [f'<p style="{FONT};font-size:17px;line-height:1.3;margin:0"><strong>{number}. {link}</strong></p>']
     if paper.authors:
         parts.append(f'<p style="{FONT};{MUTED};font-size:14px;margin:2px 0 0 0">{html_text(_authors(paper.authors))}'
                      "</p>")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -110,12 +111,15 @@ def _fetch(corpora, sources, days) -> dict:
     return counts
 
 
+@dataclass(frozen=True)
 class Delivery:
     """Where the day goes: the feed (FILE, its address, the days it keeps) and the digest (to, on a quiet day)."""
 
-    def __init__(self, atom_file, feed_url, mail_to, mail_empty, days) -> None:
-        self.atom_file, self.feed_url, self.mail_to, self.mail_empty, self.days = (atom_file, feed_url, mail_to,
-                                                                                   mail_empty, days)
+    atom_file: str | None
+    feed_url: str | None
+    mail_to: tuple[str, ...]
+    mail_empty: bool
+    days: int
 
 
 def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, collection_name, features,

@@ -71,7 +71,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
     if not (atom_file or mail_to or do_sync):
         raise click.UsageError("say where the day goes: --atom FILE, --mail-to ADDRESS and/or --sync")
-    today = calendar_today()
+    today = calendar_today(record=True)
     key = job_key(sorted(libraries), sorted(corpora), atom_file, sorted(mail_to), do_sync, collection_name, top_n)
     with DayLock():
         state = DayState.load(key, today)

@@ -27,14 +27,15 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def today(now: datetime | None = None) -> date:
-    """The user's calendar day now, in the recorded zone."""
-    return (now or utc_now()).astimezone(zone()).date()
+def today(now: datetime | None = None, *, record: bool = False) -> date:
+    """The user's calendar day now, in the recorded zone (`record`: record it if it is not yet, as `daily`
+    does; a list only reads it, and needs no data folder)."""
+    return (now or utc_now()).astimezone(zone(record=record)).date()
 
 
-def zone() -> tzinfo:
-    """The recorded zone; the first run (or ZOTREC_TIMEZONE) records it. A data folder that cannot be written
-    leaves the system's zone in use, unrecorded."""
+def zone(*, record: bool = False) -> tzinfo:
+    """The recorded zone, else the system's; with `record`, the first run (or ZOTREC_TIMEZONE) records it. A
+    data folder that cannot be written leaves the system's zone in use, unrecorded."""
     wanted = os.environ.get(ZONE_ENV, "").strip()
     path = _calendar_path()
     recorded = _read(path)
@@ -46,7 +47,7 @@ def zone() -> tzinfo:
                         "using %s", ZONE_ENV, wanted, recorded or system_zone_name())
         name = recorded if recorded and parse_zone(recorded) else system_zone_name()
         found = parse_zone(name) or UTC
-    if name != recorded:
+    if record and name != recorded:
         _record(path, name)
     return found
 

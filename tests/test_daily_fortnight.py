@@ -1,7 +1,8 @@
 """A simulated fortnight of `zotrec daily` (issue 38's "Done when"): each day a real `zotrec daily` process under
 libfaketime (Debian's `faketime`, the clock starting at that morning and running), against the arXiv double
 (its answers checked against the manual's real one), the fake Zotero Web API and a real SMTP server (aiosmtpd)
-on 127.0.0.1. Weekdays bring four new papers, weekends none; two days are missed. It shows: every mail numbers
+on 127.0.0.1. Weekdays bring four new papers, weekends none; two days are missed; two runs are made across the
+date line (UTC+14, then UTC-11) and one with the clock a year ahead. It shows: every mail numbers
 1..N, every paper is shown once, quiet days send nothing, missed days are caught up (N a day), the collection
 is the window's best N with the kept paper added (`sync --dry-run` wants no change), the feed holds the week.
 `ZOTREC_FORTNIGHT_REPORT=FILE` writes the day-by-day table (docs/daily.md has one)."""
@@ -30,6 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 START = datetime(2027, 3, 1, 7, 15, tzinfo=UTC)  # a Monday
 DAYS = 14
 MISSED = {8, 9}  # Tuesday and Wednesday of the second week: the computer was off
+TRAVEL = {3: "Pacific/Kiritimati", 4: "Pacific/Pago_Pago"}  # UTC+14, then UTC-11: across the date line
+JUMP = 5  # Saturday afternoon the clock says a year later
 TOP_N = 4
 NAME = "Recommended · arXiv cs.LG"
 
@@ -53,7 +56,9 @@ def missed_before(day: int) -> int:
 
 
 def zotrec(env: dict, when: datetime, *args: str) -> subprocess.CompletedProcess:
-    stamp = when.strftime("@%Y-%m-%d %H:%M:%S")
+    from zoneinfo import ZoneInfo
+
+    stamp = when.astimezone(ZoneInfo(env["TZ"])).strftime("@%Y-%m-%d %H:%M:%S")  # faketime reads local time
     return subprocess.run(["faketime", "-f", stamp, sys.executable, "-m", "zotero_bridge", *args],
                           capture_output=True, text=True, env=env, timeout=300, cwd=REPO)
 
@@ -73,7 +78,7 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
              "--features", "tfidf", "--atom", str(feed), "--feed-url", "https://example.org/arxiv.xml",
              "--mail-to", "me@example.org", "--sync"]
     shown: dict[str, int] = {}  # paper → the day it was mailed
-    rows, kept_key = [], None
+    rows, kept_key, jumped = [], None, None
     try:
         for day in range(DAYS):
             arxiv.add(*announced(day))
@@ -82,8 +87,10 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
                 continue
             when = START + timedelta(days=day)
             mails = len(smtp.messages)
-            run = zotrec(env, when, *daily)
+            run = zotrec({**env, "TZ": TRAVEL.get(day, "UTC")}, when, *daily)
             assert run.returncode == 0, run.stdout + run.stderr
+            if day == JUMP + 1 and jumped.returncode == 0:  # the morning after: the state is noticed
+                assert "The last run is dated 2028-03-06, after today" in run.stderr, run.stderr
             ids = []
             if len(smtp.messages) > mails:
                 [envelope] = smtp.messages[mails:]
@@ -97,7 +104,7 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
                 assert not ids, f"day {day}: a quiet day sent a mail"
             else:
                 held = 1 + missed_before(day)  # today and each missed day just before it: N papers each
-                assert len(ids) == min(len(waiting), TOP_N * held), (day, len(ids), len(waiting))
+                assert len(ids) == min(len(waiting), TOP_N * held), (day, len(ids), len(waiting), run.stderr)
             for title in ids:
                 assert title not in shown, f"{title} shown on day {shown.get(title)} and again on day {day}"
                 shown[title] = day
@@ -113,6 +120,11 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
             if day == 2:  # the user keeps one of the picks (a tag of their own): it stays, whatever comes
                 kept_key = members[0]["key"]
                 zotero_server.edit_item(library, kept_key, tags=[*members[0]["tags"], {"tag": "to-read"}])
+            if day == JUMP:  # that afternoon the clock says a year later; it is put right by the next morning
+                before = len(smtp.messages)
+                jumped = zotrec(env, when.replace(year=when.year + 1, hour=13), *daily)
+                assert jumped.returncode in (0, 1) and "bug in zotrec" not in jumped.stderr, jumped.stderr
+                assert len(smtp.messages) == before  # nothing unseen on a Saturday, whatever the clock says
             rows.append((day, when.strftime("%a %d"), len(ids), len(members),
                          ", ".join(sorted((m["title"].split(": study ")[1] for m in members),
                                      key=lambda pick: tuple(map(int, pick.split(".")))))))

@@ -1,5 +1,6 @@
-"""A shown list that does not jump (a fixed corpus) or that rolls (a stream): papers already shown (the collection's members, the incumbents) stay unless
-a newcomer beats them clearly, so one action in Zotero changes only what it must.
+"""A shown list that does not jump (a fixed corpus) or that rolls (a stream): papers already shown (the
+collection's members, the incumbents) stay unless a newcomer beats them clearly, so one action in Zotero
+changes only what it must; a stream's margin is a tie (`margin_for`).
 
 Rule (docs/evaluation.md, "A list that does not jump"). The shown list starts as the ranking's top N. Each
 newcomer in it (not an incumbent) is set against an incumbent the ranking put below the top N: the weakest

@@ -3,8 +3,9 @@
 One SQLite file beside sync's history (seen.sqlite in the data folder, 0600). A paper first shown on an
 earlier day is left out of later lists, syncs and digests (unless `--include-seen`); on the day it was first
 shown it stays, so running a list twice in a day gives the same list. Days are the user's calendar days in
-the recorded zone (feedback/days.py); a first day after today (a clock once set ahead) counts as earlier. Only daily corpora count (arXiv ids):
-a conference corpus is a fixed list the user works through, and sync's own memory keeps its rules.
+the recorded zone (feedback/days.py); a first day after today (a clock once set ahead) counts as earlier.
+Only daily corpora count (arXiv ids): a conference corpus is a fixed list the user works through, and sync's
+own memory keeps its rules.
 """
 
 from __future__ import annotations

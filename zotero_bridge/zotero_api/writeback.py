@@ -1,7 +1,8 @@
 """What `sync` writes into a Zotero collection: the plan (add / keep / remove) and the item JSON; no transport.
 
 Rules: the collection is found by name or created once; new papers become `conferencePaper` items (a
-preprint server's papers `preprint` items: repository, archive ID, full date, DOI where given) tagged `zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
+preprint server's papers `preprint` items: repository, archive ID, full date, DOI where given) tagged
+`zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
 already in the library is reused, not created again; papers that fell out of the top N leave the collection
 unless the user changed them since zotrec wrote them; one zotrec created and the user never touched goes to
 Zotero's trash (`deleted: 1`, recoverable there; never deleted outright), any other stays in the library; a

@@ -109,3 +109,15 @@ def test_the_feed_names_the_library_not_its_path():
 def test_a_feed_that_a_strict_parser_refuses_is_refused(bad):
     with pytest.raises(ValueError):
         parse_feed(bad)
+
+
+@pytest.mark.parametrize(("given", "named"), [
+    ("/home/me/Zotero/zotero.sqlite", "zotero.sqlite"), ("~/lib.bib, zotero:web", "lib.bib, zotero:web"),
+    ("zotero:sqlite:/home/me/Zotero/zotero.sqlite", "zotero:sqlite:zotero.sqlite"),
+    ("arxiv:cs.LG,stat.ML", "arxiv:cs.LG,stat.ML"), ("feed:https://example.org/a/rss", "feed:https://example.org/a/rss"),
+    ("/data/corpora/mine.jsonl, icml2025", "mine.jsonl, icml2025"), (r"C:\Users\me\Zotero\zotero.sqlite", "zotero.sqlite"),
+])
+def test_a_library_or_corpus_is_named_never_by_its_folder(given, named):
+    from zotero_bridge.render.digest import library_name
+
+    assert library_name(given) == named

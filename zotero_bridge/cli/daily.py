@@ -130,6 +130,7 @@ def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, col
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.corpus_input import shipped
     from zotero_bridge.cli.reading_list import list_context, ranked_list
+    from zotero_bridge.render.digest import library_name
 
     top_n, count, missed = counts
     features = choose_features(features)
@@ -146,7 +147,7 @@ def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, col
         recs, seen = ranked_list(built, libraries, read.items, settings, count)
         if missed and len(recs) < count:
             log.info(f"Only {plural(len(recs), 'unseen paper')} in the window for these {missed + 1} days.")
-        title = "Reading list · " + ", ".join(corpora)
+        title = "Reading list · " + library_name(", ".join(corpora))  # a corpus file by its name, not its path
         context = list_context(libraries, corpora, features, recommender, len(read.items), None, recs, seen.left_out)
         if delivery.atom_file:
             _write_feed(recs, title, context, delivery, inputs)

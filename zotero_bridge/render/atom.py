@@ -53,8 +53,8 @@ def render_atom(recs: Sequence[Recommendation], *, title: str, library: str = ""
     if corpus:
         from zotero_bridge.render.digest import library_name
 
-        named = library_name(library)
-        _text(feed, "subtitle", f"{corpus}, ranked for {named}" if named else corpus)
+        named, ranked = library_name(library), library_name(corpus)
+        _text(feed, "subtitle", f"{ranked}, ranked for {named}" if named else ranked)
     ids = set()
     for position, rec in enumerate(recs):  # a second apart, best first: no two entries share `updated`
         feed.append(_entry(rec, reasons(rec), _stamp(now - timedelta(seconds=position))))

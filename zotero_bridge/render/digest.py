@@ -11,14 +11,16 @@ render/safe.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import PurePath, PureWindowsPath
 
 from recommender.formats.output import safe_text
 from recommender.items import Recommendation
 from recommender.words import capitalised, more_reasons, plural
 from zotero_bridge.render.safe import html_link, html_text, safe_url
 
+_SCHEME = re.compile(r"^(?:zotero:sqlite:|[A-Za-z][A-Za-z0-9+.-]+:(?![\\/]))")  # zotero:web, feed:…; not C:\\
 FONT = "font-family:-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
 MUTED = "color:#555555"
 
@@ -32,13 +34,16 @@ def why_lines(rec: Recommendation) -> list[str]:
 
 
 def library_name(library: str) -> str:
-    """The library as a mail or feed names it: a file by its name, never its folder ('zotero.sqlite'), a Zotero
-    source as given ('zotero:web')."""
+    """A library (or corpus) as a mail or feed names it: a file by its name, never its folder
+    ('zotero.sqlite'); a source named by a scheme ('zotero:web', 'arxiv:cs.LG', 'feed:https://…') as given."""
     names = []
     for part in (p.strip() for p in str(library or "").split(", ")):
-        if not part:
-            continue
-        names.append(part if part.startswith("zotero:") or part == "-" else PurePath(part).name or part)
+        scheme = _SCHEME.match(part)
+        prefix, rest = (part[:scheme.end()], part[scheme.end():]) if scheme else ("", part)
+        if prefix == "zotero:sqlite:" or not prefix:  # a file, alone or in a zotero:sqlite:PATH
+            rest = PureWindowsPath(rest).name if "\\" in rest else PurePath(rest).name or rest
+        if part:
+            names.append(prefix + rest)
     return ", ".join(names)
 
 
@@ -54,7 +59,7 @@ def digest_header(context, *, seen_hint: str = "") -> list[tuple[str, str]]:
             value = f"{plural(count, 'paper')} shown on an earlier day left out" + (f" ({seen_hint})" if seen_hint
                                                                                      else "")
         lines.append((name, value))
-    where = [("Library", library_name(context.library)), ("Corpus", context.corpus),
+    where = [("Library", library_name(context.library)), ("Corpus", library_name(context.corpus)),
              ("Features", context.features), ("Model", context.model)]
     return lines + [(name, value) for name, value in where if value]
 

@@ -24,6 +24,12 @@ _SYMBOL_THEN_SPACE = re.compile(
     r"rho|sigma|tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega)"
     r"(?=\s+[\w(\[])"
 )
+# Operator names a reader sees as words ("\\ln\\ln T" is "ln ln T", "T\\log T" "T log T"), set apart from the
+# letters beside them as TeX's own spacing does; a bracket or sub/superscript after them stays close: "ln(x)"
+_OPERATOR_NAMES = ("log|ln|lg|exp|sin|cos|tan|cot|sinh|cosh|tanh|arcsin|arccos|arctan|max|min|sup|inf|lim|liminf|"
+                   "limsup|det|arg|dim|ker|deg|gcd|Pr")
+_OPERATOR = re.compile(rf"(?<=[A-Za-z0-9}}])(?=\\(?:{_OPERATOR_NAMES})(?![A-Za-z]))"  # a letter before: a space
+                       rf"|(\\(?:{_OPERATOR_NAMES}))(?![A-Za-z])\s*(?=[A-Za-z0-9\\])")  # after: "{} " (TeX eats one)
 # What needs the LaTeX renderer: inline math, and a macro with its braced arguments (two levels deep)
 _BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
 _LATEX_SPAN = re.compile(
@@ -90,6 +96,8 @@ def _plain(text: str) -> str:
 
 @lru_cache(maxsize=20_000)
 def _render(piece: str) -> str:
+    if piece[:1] == "$" and "\\" in piece:
+        piece = _OPERATOR.sub(lambda m: f"{m.group(1)}{{}} " if m.group(1) else " ", piece)
     simple = _simple_math(piece)
     if simple is not None:
         return simple

@@ -82,9 +82,11 @@ def test_the_next_day_catches_up_and_shows_only_unseen_papers(arxiv, tmp_path, d
     with sqlite3.connect(data_dir / "seen.sqlite") as db:
         db.execute("UPDATE seen SET first_day = ?", (three_days_ago,))
     out = daily(arxiv, tmp_path)
-    assert "Catching up 2 missed days" in out
-    second = {e.id for e in feedparser.parse((tmp_path / "feed.xml").read_bytes()).entries}
-    assert len(second) == 3 and not first & second
+    assert "Catching up 2 missed days: up to 9 papers (3 a day)" in out
+    entries = feedparser.parse((tmp_path / "feed.xml").read_bytes()).entries
+    today = [e.id for e in entries[:9]]
+    assert len(set(today)) == 9 and not first & set(today)  # 3 a day for today and the 2 missed days, all unseen
+    assert {e.id for e in entries[9:]} == first  # the feed keeps the week: the earlier picks below today's
 
 
 def test_a_run_while_another_holds_the_lock_does_nothing(arxiv, tmp_path):

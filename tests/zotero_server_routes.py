@@ -213,6 +213,15 @@ def _update_one(h: _Handler, existing: dict, obj: dict, new_version: int) -> dic
         changes["deleted"] = 1 if changes["deleted"] else None
     if all(existing.get(k) == v for k, v in changes.items()):
         return {"key": existing["key"], "_unchanged": True}
+    if changes.get("itemType", existing.get("itemType")) != existing.get("itemType"):  # Zotero's item.setType:
+        fields = h.fake.fields.get(changes["itemType"])  # the fields the new type lacks are dropped
+        if fields is None:
+            return 400, f"'itemType' is invalid: {changes['itemType']!r}"
+        bad = [name for name in changes if name not in fields and name not in ALWAYS_ALLOWED]
+        if bad:
+            return 400, f"'{bad[0]}' is not a valid field for type '{changes['itemType']}'"
+        for name in [n for n in existing if n not in fields and n not in ALWAYS_ALLOWED]:
+            existing.pop(name)
     existing.update(changes, version=new_version, dateModified=_now())
     if existing.get("deleted") is None:
         existing.pop("deleted", None)

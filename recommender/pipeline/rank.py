@@ -17,7 +17,7 @@ from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import Feedback, apply_feedback
 from recommender.scoring.match import with_match
 from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
-from recommender.scoring.stability import stable_recommendations
+from recommender.scoring.stability import margin_for, stable_recommendations
 from recommender.scoring.steering import Steering
 
 
@@ -45,6 +45,7 @@ class RankOptions:
     top_n: int = DEFAULT_TOP_N
     steering: Steering | None = None
     every_paper: bool = False
+    stream: bool = False  # a stream corpus (arXiv…): the collection rolls (scoring/stability.margin_for)
 
 
 def rank(recommender: Recommender, library: Library, options: RankOptions = RankOptions(),
@@ -63,7 +64,7 @@ def rank(recommender: Recommender, library: Library, options: RankOptions = Rank
         recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
                               profile_rows=rows)
         if feedback.shown:  # zotrec's collection: its papers stay unless beaten clearly, as sync keeps them
-            recs = stable_recommendations(recs, feedback.shown, options.top_n)
+            recs = stable_recommendations(recs, feedback.shown, options.top_n, margin_for(options.stream))
     if options.top_n and not options.every_paper:
         recs = recs[: options.top_n]
     return with_match(recs, recommender.representation.name)

@@ -1,5 +1,6 @@
-"""A shown list that does not jump: papers already shown (the collection's members, the incumbents) stay unless
-a newcomer beats them clearly, so one action in Zotero changes only what it must.
+"""A shown list that does not jump (a fixed corpus) or that rolls (a stream): papers already shown (the
+collection's members, the incumbents) stay unless a newcomer beats them clearly, so one action in Zotero
+changes only what it must; a stream's margin is a tie (`margin_for`).
 
 Rule (docs/evaluation.md, "A list that does not jump"). The shown list starts as the ranking's top N. Each
 newcomer in it (not an incumbent) is set against an incumbent the ranking put below the top N: the weakest
@@ -23,6 +24,14 @@ from recommender.items import Recommendation
 # bring exactly one paper in and 98 % of new library items change at most 3 of 20, precision not lower than the
 # plain top N's. 3 lost precision.
 MARGIN = 2.0
+# A stream corpus (arXiv…) is a window's best N, not a list to work through: an incumbent keeps its place only on
+# a tie, so a pick leaves once N better papers are there (docs/evaluation.md, "A collection that rolls").
+STREAM_MARGIN = 0.0
+
+
+def margin_for(stream: bool) -> float:
+    """The incumbency margin: strong for a fixed corpus (one trash brings one refill), none for a stream."""
+    return STREAM_MARGIN if stream else MARGIN
 
 
 def score_spread(scores: Sequence[float]) -> float:

@@ -1,12 +1,15 @@
 """`zotrec daily`: one day end to end — fetch the arXiv categories, rank them for the library the way
 reading-list does, and deliver (an Atom file, an e-mail digest, the rolling Zotero collection). Safe on a
-schedule: a lock, each day once, missed days caught up from the window (zotero_bridge/deliver/schedule.py)."""
+schedule: a lock, each day once in the user's calendar (feedback/days.py), missed days caught up from the window
+(N papers a day, deliver/schedule.catch_up). Delivery before memory: papers are marked seen, and the day done,
+only once the feed was written and parses strictly and the mail server accepted the digest."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from datetime import date
+from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
@@ -38,9 +41,13 @@ from zotero_bridge.cli.common import (
               help="Papers a day.")
 @click.option("--from", "sources", multiple=True, metavar="URL|PATH",
               help="Fetch from this arXiv API URL or saved Atom answer instead of export.arxiv.org.")
-@click.option("--atom", "atom_file", metavar="FILE", help="Write the day's papers as an Atom feed to FILE.")
+@click.option("--atom", "atom_file", metavar="FILE",
+              help="Keep an Atom feed in FILE: the window's picks, newest first.")
+@click.option("--feed-url", metavar="URL", default=None,
+              help="Where the feed is served, for its rel=\"self\" link (default: the file's own name).")
 @click.option("--mail-to", "mail_to", multiple=True, metavar="ADDRESS",
               help="Send the day's papers as an e-mail digest (SMTP settings: ZOTREC_SMTP_* or [mail] in the config).")
+@click.option("--mail-empty", is_flag=True, help="Send the digest on a day with nothing new too (else no mail).")
 @click.option("--sync", "do_sync", is_flag=True,
               help="Also keep the rolling Zotero collection ('Recommended · arXiv …'); --library zotero:web|local.")
 @click.option("--collection-name", default=None, help="The collection --sync fills (default from the corpus).")
@@ -49,7 +56,7 @@ from zotero_bridge.cli.common import (
 @click.option("--model", "model_path", metavar="PATH|none", help="A collaborative model, as in reading-list.")
 @friendly_errors
 def daily_command(libraries, library_id, library_type, api_key, endpoint, corpora, days, top_n, sources, atom_file,
-                  mail_to, do_sync, collection_name, features, model_path):
+                  feed_url, mail_to, mail_empty, do_sync, collection_name, features, model_path):
     """Do one day: fetch, rank and deliver the new papers; a second run the same day writes nothing.
 
     \b
@@ -59,25 +66,31 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
     Run it from cron, a systemd user timer or launchd (the README shows each).
     """
-    from zotero_bridge.deliver.schedule import DayLock, DayState, job_key
+    from zotero_bridge.deliver.schedule import DayLock, DayState, catch_up, job_key
+    from zotero_bridge.feedback.days import today as calendar_today
 
     if not (atom_file or mail_to or do_sync):
         raise click.UsageError("say where the day goes: --atom FILE, --mail-to ADDRESS and/or --sync")
-    today = date.today()
+    today = calendar_today(record=True)
     key = job_key(sorted(libraries), sorted(corpora), atom_file, sorted(mail_to), do_sync, collection_name, top_n)
     with DayLock():
-        state = DayState.load(key)
+        state = DayState.load(key, today)
+        if notice := state.notice():
+            log.warning(notice)
         if state.done_today(today):
             log.info(f"Already done today ({today.isoformat()}): nothing was fetched, written or sent.")
             return
-        missed = state.missed_days(today, days)
-        if missed:
-            log.info(f"Catching up {missed} missed day{'s' if missed != 1 else ''} (their papers are in the window).")
+        missed = state.missed_days(today)
+        count, line = catch_up(missed, days, top_n)
+        if line:
+            log.info(line)
         fetched = _fetch(corpora, sources, days)
         summary = {"fetched": fetched, "missed": missed}
-        summary.update(_rank_and_deliver(libraries, (library_id, library_type, api_key, endpoint), corpora, top_n,
-                                         atom_file, mail_to, do_sync, collection_name, features, model_path))
-        state.mark_done(today, summary)
+        delivery = Delivery(atom_file, feed_url, tuple(mail_to), mail_empty, days)
+        summary.update(_rank_and_deliver(libraries, (library_id, library_type, api_key, endpoint), corpora,
+                                         (top_n, count, missed), delivery, do_sync, collection_name, features,
+                                         model_path))
+        state.mark_done(today, summary)  # only after every delivery succeeded: a failed one does the day again
 
 
 def _fetch(corpora, sources, days) -> dict:
@@ -95,14 +108,28 @@ def _fetch(corpora, sources, days) -> dict:
     return counts
 
 
-def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_sync, collection_name, features,
+@dataclass(frozen=True)
+class Delivery:
+    """Where the day goes: the feed (FILE, its address, the days it keeps) and the digest (to, on a quiet day)."""
+
+    atom_file: str | None
+    feed_url: str | None
+    mail_to: tuple[str, ...]
+    mail_empty: bool
+    days: int
+
+
+def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, collection_name, features,
                       model_path) -> dict:
-    """The ranking of reading-list (the same library calls), then each delivery; the sync last of all."""
+    """The ranking of reading-list (the same library calls), then each delivery; the papers are remembered as
+    seen only after every delivery succeeded and was checked; the sync last of all."""
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.corpus_input import shipped
     from zotero_bridge.cli.reading_list import list_context, ranked_list
+    from zotero_bridge.render.digest import library_name
 
+    top_n, count, missed = counts
     features = choose_features(features)
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(model_path, features))
     settings = source_settings(*source)
@@ -110,29 +137,57 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
                     representation=make_representation(features))
     recommender = built.recommender
     done: dict = {}
-    if atom_file or mail_to:
+    if delivery.atom_file or delivery.mail_to:
         inputs = run_inputs(libraries, corpora, model_path)
         read = read_sources(libraries, settings)
         warn_unread(read.items, features)
-        recs, seen = ranked_list(built, libraries, read.items, settings, top_n)
-        title = "Reading list · " + ", ".join(corpora)
+        recs, seen = ranked_list(built, libraries, read.items, settings, count)
+        if missed and len(recs) < count:
+            log.info(f"Only {plural(len(recs), 'unseen paper')} in the window for these {missed + 1} days.")
+        title = "Reading list · " + library_name(", ".join(corpora))  # a corpus file by its name, not its path
         context = list_context(libraries, corpora, features, recommender, len(read.items), None, recs, seen.left_out)
-        if atom_file:
-            from zotero_bridge.render.atom import render_atom
-
-            write_output(render_atom(recs, title=title, library=context.library, corpus=context.corpus), atom_file,
-                         inputs)
-            log.info(f"Wrote {plural(len(recs), 'paper')} to {atom_file}.")
-        if mail_to:
+        if delivery.atom_file:
+            _write_feed(recs, title, context, delivery, inputs)
+        if delivery.mail_to and (recs or delivery.mail_empty):
             from zotero_bridge.deliver.mail import send_digest
 
-            sent = send_digest(recs, title, context, mail_to)
+            sent = send_digest(recs, title, context, delivery.mail_to,
+                               seen_hint="each paper is shown once")
             log.info(f"Sent {plural(len(recs), 'paper')} to {', '.join(sent.to)} by {sent.host}.")
-        seen.remember(recs, "digest" if mail_to else "feed")
+        elif delivery.mail_to:
+            log.info("Nothing new today: no mail was sent (--mail-empty sends one anyway).")
+        seen.remember(recs, "digest" if delivery.mail_to else "feed")  # delivered and checked: now they count
         done["delivered"] = [rec.paper.id for rec in recs]
     if do_sync:
         done["synced"] = _sync(libraries, settings, built, corpora, top_n, collection_name)
     return done
+
+
+def _write_feed(recs, title, context, delivery, inputs) -> None:
+    """The feed keeps the window's picks (today's first); it is parsed strictly before and after it is written,
+    so a feed a reader would refuse never counts as delivered."""
+    from zotero_bridge.errors import BridgeError
+    from zotero_bridge.render.atom import parse_feed, render_atom
+
+    path = Path(delivery.atom_file).expanduser()
+    previous = None
+    if path.is_file():
+        try:
+            previous = path.read_text(encoding="utf-8")
+            parse_feed(previous)
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            log.warning(f"{path}: the earlier feed cannot be read ({error}); it starts again with today's papers.")
+            previous = None
+    text = render_atom(recs, title=title, library=context.library, corpus=context.corpus,
+                       self_href=delivery.feed_url or path.name, previous=previous, keep_days=delivery.days)
+    try:
+        parse_feed(text)
+        write_output(text, delivery.atom_file, inputs)
+        parse_feed(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise BridgeError(f"{path}: the feed does not check out ({error}); no paper was marked seen, so the next "
+                          "run does the day again") from None
+    log.info(f"Wrote {plural(len(recs), 'paper')} to {delivery.atom_file}.")
 
 
 def _sync(libraries, settings, built, corpora, top_n, collection_name) -> int:

@@ -101,7 +101,7 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     if mail_to:
         from zotero_bridge.deliver.mail import send_digest
 
-        sent = send_digest(recs, title, context, mail_to)
+        sent = send_digest(recs, title, context, mail_to, seen_hint="--include-seen shows them")
         logging.getLogger("zotrec").info("Sent %s to %s by %s.", plural(len(recs), "paper"), ", ".join(sent.to), sent.host)
     if fmt == "atom":
         from zotero_bridge.render.atom import render_atom

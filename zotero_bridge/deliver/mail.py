@@ -74,15 +74,15 @@ def mail_settings(to: Sequence[str] = (), config: dict | None = None) -> MailSet
     return settings
 
 
-def send_digest(recs, title: str, context, to: Sequence[str] = ()) -> MailSettings:
-    """Send the list as a digest (plain text and HTML: the same papers, reasons and links); returns where."""
-    from zotero_bridge.render.digest import digest_text
-    from zotero_bridge.render.html_page import steering
-    from zotero_bridge.render.reading_list import render_recommendations
+def send_digest(recs, title: str, context, to: Sequence[str] = (), seen_hint: str = "") -> MailSettings:
+    """Send the list as a digest (plain text and HTML: the same papers, reasons and links; render/digest.py);
+    returns where. `seen_hint`: the running command's advice on papers left out as seen."""
+    from zotero_bridge.render.digest import digest_header, digest_html, digest_text
 
     settings = mail_settings(to)
-    text = digest_text(recs, title, steering(context))
-    html = render_recommendations(recs, "html", title=title, context=context)
+    header = digest_header(context, seen_hint=seen_hint)
+    text = digest_text(recs, title, header)
+    html = digest_html(recs, title, header, subtitle=context.created)
     send(build_message(f"{title} · {context.created}", text, html, settings), settings)
     return settings
 

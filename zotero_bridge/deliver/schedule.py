@@ -3,7 +3,8 @@
 The lock is an advisory `flock` on a private file in the data folder, held for the whole run: a second run
 started meanwhile (cron and a manual run, a timer that fires twice) says so in one line and does nothing. The
 state remembers, per job (library, corpus and deliveries), the last day done; a run on a day already done
-writes nothing, and a run after missed days says how many it catches up (the window still holds their papers).
+writes nothing, and a run after missed days delivers each missed day's N papers too (`catch_up`), as far as
+the window still holds them.
 Both files are written 0600, never through a link.
 """
 
@@ -68,32 +69,59 @@ class DayLock:
 
 @dataclass(frozen=True)
 class DayState:
-    """A job's last day done (None: never) and where it is kept."""
+    """A job's last day done (None: never) and where it is kept. Days are the user's calendar days
+    (feedback/days.py); a last day after today is a clock that was ahead: noticed, said, and started afresh."""
 
     path: Path
     last_day: date | None
+    ahead: date | None = None  # a last day found after today (then last_day is None)
 
     @classmethod
-    def load(cls, key: str) -> DayState:
+    def load(cls, key: str, today: date | None = None) -> DayState:
         path = daily_dir() / f"{key}.json"
         try:
             value = json.loads(path.read_text(encoding="utf-8")).get("last_day")
-            return cls(path, date.fromisoformat(value) if value else None)
+            last = date.fromisoformat(value) if value else None
         except FileNotFoundError:
             return cls(path, None)
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, TypeError):
             return cls(path, None)  # a damaged state: the day is done again (the seen memory keeps it tidy)
+        if last is not None and today is not None and last > today:
+            return cls(path, None, ahead=last)
+        return cls(path, last)
+
+    def notice(self) -> str:
+        """The line a run says about its state, when there is one to say."""
+        if self.ahead is not None:
+            return (f"The last run is dated {self.ahead.isoformat()}, after today (the clock was ahead then); "
+                    "starting from today.")
+        return ""
 
     def done_today(self, today: date) -> bool:
         return self.last_day is not None and self.last_day >= today
 
-    def missed_days(self, today: date, window: int) -> int:
-        """Days between the last run and today that no run did, up to the window (their papers are in it)."""
+    def missed_days(self, today: date) -> int:
+        """Days between the last run and today that no run did (0 before the first run)."""
         if self.last_day is None:
             return 0
-        return max(0, min((today - self.last_day).days - 1, window))
+        return max(0, (today - self.last_day).days - 1)
 
     def mark_done(self, today: date, summary: dict) -> None:
         from recommender.store import write_bytes
 
         write_bytes(self.path, json.dumps({"last_day": today.isoformat(), **summary}, ensure_ascii=False).encode())
+
+
+def catch_up(missed: int, window: int, top_n: int) -> tuple[int, str]:
+    """(how many papers this run delivers, the line that says so): N for today and N for each missed day the
+    window still holds; missed days older than the window are named as lost, never silently."""
+    if not missed:
+        return top_n, ""
+    held = min(missed, window - 1) if window > 1 else 0
+    line = (f"Catching up {missed} missed day{'s' if missed != 1 else ''}: up to {top_n * (held + 1)} papers "
+            f"({top_n} a day)")
+    if held < missed:
+        lost = missed - held
+        line += (f"; the {lost} oldest {'are' if lost != 1 else 'is'} older than the {window}-day window and "
+                 f"{'their' if lost != 1 else 'its'} papers left it (--days {min(90, window + lost)} keeps more)")
+    return top_n * (held + 1), line + "."

@@ -2,8 +2,10 @@
 
 One SQLite file beside sync's history (seen.sqlite in the data folder, 0600). A paper first shown on an
 earlier day is left out of later lists, syncs and digests (unless `--include-seen`); on the day it was first
-shown it stays, so running a list twice in a day gives the same list. Only daily corpora count (arXiv ids):
-a conference corpus is a fixed list the user works through, and sync's own memory keeps its rules.
+shown it stays, so running a list twice in a day gives the same list. Days are the user's calendar days in
+the recorded zone (feedback/days.py); a first day after today (a clock once set ahead) counts as earlier.
+Only daily corpora count (arXiv ids): a conference corpus is a fixed list the user works through, and sync's
+own memory keeps its rules.
 """
 
 from __future__ import annotations
@@ -97,6 +99,11 @@ class SeenMemory:
                             (library,) if library else ())
 
 
+def earlier(first_days: dict[str, str], day: date) -> set[str]:
+    """The papers first shown on another day than `day`: before it, or after it (a clock that was ahead)."""
+    return {key for key, shown in first_days.items() if shown != day.isoformat()}
+
+
 @dataclass
 class SeenFilter:
     """One run's view of what the library was shown before today: rank `widened(n)` papers, `apply` leaves
@@ -113,14 +120,16 @@ class SeenFilter:
                 corpus: Sequence | None = None) -> SeenFilter:
         """The filter of one run; for a `corpus` without daily papers (or before anything was shown) no file is
         opened at all, so a conference list never needs the data folder."""
-        day = day or date.today()
+        from zotero_bridge.feedback.days import today
+
+        day = day or today()
         library = library_key(specs, options)
         if include or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)) \
                 or not seen_path().is_file():
             return cls(library, day, include=include)
         with SeenMemory() as memory:
             first = memory.first_days(library)
-        return cls(library, day, frozenset(key for key, shown in first.items() if shown < day.isoformat()))
+        return cls(library, day, frozenset(earlier(first, day)))
 
     def widened(self, top_n: int) -> int:
         """How many to rank so that `top_n` remain once the seen ones are left out (0: every paper)."""

@@ -111,7 +111,7 @@ class SyncReport:
             "counts": {action: len(self.plan.of(action)) for action in ACTIONS},
             "written": None if self.result is None else {"created": result.created, "linked": result.linked,
                                                           "removed": result.removed, "trashed": result.trashed,
-                                                          "failed": result.failed},
+                                                          "retyped": result.retyped, "failed": result.failed},
             "rounds": self.rounds, "requests": self.stats,
         }
 
@@ -214,7 +214,8 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
     read = library_read(snapshot, session.credentials,
                         keep=lambda data: not is_ours(data) or data["key"] in feedback.kept_items)
     from recommender.pipeline import Library, RankOptions, rank
-    from zotero_bridge.sync.rolling import daily_plan_inputs
+    from recommender.scoring.stability import margin_for
+    from zotero_bridge.sync.rolling import daily_plan_inputs, is_rolling, leaving_notes
 
     if say_unread and recommender.dense:  # items MiniLM cannot read (recommender/scoring/unread.py), said once
         from recommender.scripts import library_notice
@@ -222,15 +223,19 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
         if notice := library_notice(item.text for item in read.items):
             log.warning("%s", notice)
 
+    stream = is_rolling(recommender.corpus)  # a daily corpus rolls: its collection is the window's best N
     recs = rank(recommender, Library(items=read.items, feedback=feedback, shared=frozenset(others)),
-                RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True), request.caches)
+                RankOptions(top_n=request.top_n, steering=request.steering, every_paper=True, stream=stream),
+                request.caches)
     recs, corpus = daily_plan_inputs(recs, recommender.corpus, remembered,  # a daily corpus rolls (no-op else)
                                      request.transport.identity(session.credentials))
-    recs = _stable(recs, collection_members(snapshot, recs, request.collection_name), request.top_n)
+    recs = _stable(recs, collection_members(snapshot, recs, request.collection_name), request.top_n,
+                   margin_for(stream))
     untouched = {paper.item_key for paper in fates.values() if paper.fate == UNTOUCHED}
     plan = make_plan(snapshot, recs, cache, request.collection_name, request.top_n, kept=feedback.kept_items,
                      corpus=corpus,  # zotrec's items whose paper this corpus lacks stay
                      untouched=untouched)  # leaving, these go to the trash
+    plan = leaving_notes(plan, recommender.corpus)  # "left the top N" or "left the window" (a daily corpus)
     planned = {entry.corpus_id for entry in plan.entries}
     recs = [rec for rec in recs if rec.paper.id in planned]
     return SyncReport(session.credentials.describe(), plan, recs, None, request.dry_run, 1), fates
@@ -256,7 +261,7 @@ def _taken_out_by_us(cache, snapshot, remembered):
     return {cid: now(paper) for cid, paper in remembered.items()}
 
 
-def _stable(recs: list[Recommendation], members: set[str], top_n: int) -> list[Recommendation]:
+def _stable(recs: list[Recommendation], members: set[str], top_n: int, margin: float) -> list[Recommendation]:
     """The ranking with the collection's members kept unless beaten clearly (scoring/stability.py): the papers
     to write first, in ranked order, with the untitled ones ranked among them (make_plan counts and skips
     those), then the rest in ranked order."""
@@ -265,7 +270,8 @@ def _stable(recs: list[Recommendation], members: set[str], top_n: int) -> list[R
     if not members or not top_n:
         return recs
     writable = [rec for rec in recs if _writable(rec)]
-    order = stable_order([rec.paper.id for rec in writable], [rec.score for rec in writable], members, top_n)
+    order = stable_order([rec.paper.id for rec in writable], [rec.score for rec in writable], members, top_n,
+                         margin)
     chosen = {writable[index].paper.id for index in order[:top_n]}
     position = {rec.paper.id: place for place, rec in enumerate(recs)}
     last = max((position[paper] for paper in chosen), default=-1)
@@ -348,13 +354,17 @@ def render_sync_report(report: SyncReport, fmt: str) -> str:
         if rec is not None:
             lines.extend(f"{'':26}{why}" for why in why_lines(rec))
     absent = not_in_corpus(report.plan)
+    retype = sum(entry.retype for entry in report.plan.entries)
+    kept = ", ".join(part for part in (f"{absent} {NOT_IN_CORPUS}" if absent else "",
+                                       f"{retype} made preprints" if retype else "") if part)
     counts = ", ".join(f"{len(report.plan.of(a))} {'to the trash' if a == 'trash' else a}"
-                       + (f" ({absent} {NOT_IN_CORPUS})" if a == "keep" and absent else "") for a in ACTIONS)
+                       + (f" ({kept})" if a == "keep" and kept else "") for a in ACTIONS)
     lines.append(f"Plan: {counts}.")
     if report.result is not None:
         result = report.result
         lines.append(f"Written: {result.created} created, {result.linked} added, {result.removed} removed"
                      + (f" ({result.trashed} to the trash)" if result.trashed else "")
+                     + (f", {result.retyped} made preprints" if result.retyped else "")
                      + (f", {len(result.failed)} failed: " + "; ".join(result.failed) if result.failed else "."))
     stats = report.stats
     lines.append(f"Requests: {stats.get('requests', 0)} ({stats.get('read_requests', 0)} read, "

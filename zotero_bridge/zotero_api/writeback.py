@@ -1,13 +1,16 @@
 """What `sync` writes into a Zotero collection: the plan (add / keep / remove) and the item JSON; no transport.
 
-Rules: the collection is found by name or created once; new papers become `conferencePaper` items tagged
+Rules: the collection is found by name or created once; new papers become `conferencePaper` items (a
+preprint server's papers `preprint` items: repository, archive ID, full date, DOI where given) tagged
 `zotrec`, with an Extra line `zotrec: <corpus id> score=<score>` and a child note with the reasons; a paper
 already in the library is reused, not created again; papers that fell out of the top N leave the collection
 unless the user changed them since zotrec wrote them; one zotrec created and the user never touched goes to
 Zotero's trash (`deleted: 1`, recoverable there; never deleted outright), any other stays in the library; a
 paper this run's corpus does not hold (another corpus, a partial fetch) stays, since it did not fall out of
 anything; one zotrec itself put in the trash comes back from it when it returns to the top N. Plans only ever
-touch our collection's membership and the items zotrec created. Applying a plan is the writer's job (writer.py).
+touch our collection's membership and the items zotrec created. A preprint zotrec made a conference paper
+before, untouched since, is made a preprint (a "keep" entry that says so). Applying a plan is the writer's job
+(writer.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 NOT_IN_CORPUS = "not in this corpus"
 TO_THE_TRASH = "out of the top N; to Zotero's trash (you never touched it)"
 FROM_THE_TRASH = "back from the trash (zotrec put it there)"
+TO_PREPRINT = "made a preprint (zotrec had written it as a conference paper)"
+PREPRINT_SERVERS = {"arxiv": "arXiv", "biorxiv": "bioRxiv", "medrxiv": "medRxiv"}  # corpus id prefix → repository
 ICML_2025_PROCEEDINGS = "Proceedings of the 42nd International Conference on Machine Learning"
 _OPENREVIEW = re.compile(r"^OpenReview:\s*(\S+)|openreview\.net/(?:forum|pdf)\?(?:.*&)?id=([\w-]+)",
                          re.MULTILINE | re.IGNORECASE)
@@ -46,6 +51,7 @@ class PlanEntry:
     rank: int | None = None
     score: float | None = None
     note: str = ""
+    retype: bool = False  # a kept paper of zotrec's that becomes a preprint (TO_PREPRINT)
 
 
 @dataclass
@@ -60,7 +66,7 @@ class Plan:
 
     @property
     def needs_writes(self) -> bool:
-        return bool(self.of("add", "link", "remove", "trash"))
+        return bool(self.of("add", "link", "remove", "trash")) or any(entry.retype for entry in self.entries)
 
 
 @dataclass
@@ -69,6 +75,7 @@ class ApplyResult:
     linked: int = 0
     removed: int = 0
     trashed: int = 0  # of the removed, those moved to Zotero's trash
+    retyped: int = 0  # zotrec's conference papers of a preprint server made preprints
     failed: list[str] = field(default_factory=list)
     collection_key: str | None = None
     created_keys: dict[str, str] = field(default_factory=dict)  # corpus id → the item key Zotero stored
@@ -116,7 +123,9 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
         elif data.get("deleted"):
             plan.entries.append(PlanEntry("skip", **common, item_key=key, note="you moved it to the trash"))
         elif collection_key and collection_key in (data.get("collections") or []):
-            plan.entries.append(PlanEntry("keep", **common, item_key=key))
+            retype = _wrongly_typed(paper, data, record)
+            plan.entries.append(PlanEntry("keep", **common, item_key=key, note=TO_PREPRINT if retype else "",
+                                          retype=retype))
             places -= 1
         elif record is not None and record.version != data.get("version"):
             plan.entries.append(PlanEntry("skip", **common, item_key=key,
@@ -132,6 +141,13 @@ def make_plan(snapshot: Snapshot, recs: Sequence[Recommendation], cache: WebCach
         names = None if corpus is None else {name for paper in corpus for name in paper_names(paper)}
         plan.entries.extend(_removals(snapshot, collection_key, wanted, records, set(kept), names, set(untouched)))
     return plan
+
+
+def _wrongly_typed(paper: Paper, data: Mapping, record: WrittenRecord | None) -> bool:
+    """A preprint server's paper that zotrec itself made a conference paper, untouched since (its version is
+    the one zotrec wrote): zotrec may correct its own item, never one the user changed."""
+    return (bool(preprint_server(paper)) and data.get("itemType") == "conferencePaper" and record is not None
+            and record.created and record.version == data.get("version") and is_ours(data))
 
 
 def _trashed_by_zotrec(record: WrittenRecord | None, data: Mapping) -> bool:
@@ -241,23 +257,51 @@ def new_key() -> str:
     return "".join(secrets.choice(KEY_CHARS) for _ in range(8))
 
 
+def preprint_server(paper: Paper) -> str:
+    """The repository a preprint's corpus id names ('arXiv' for arxiv:2501.00001), '' for any other paper."""
+    return PREPRINT_SERVERS.get(paper.id.partition(":")[0].lower(), "") if ":" in paper.id else ""
+
+
+def preprint_fields(paper: Paper) -> dict:
+    """Zotero's `preprint` fields for a preprint server's paper (schema.json's preprint type): the repository,
+    the archive ID as Zotero's own arXiv translator writes it ('arXiv:2501.00001'), the full date of the first
+    version, the DOI where the server gives one."""
+    server = preprint_server(paper)
+    meta = paper.metadata or {}
+    number = str(meta.get("arxiv_id") or paper.id.partition(":")[2]) if server == "arXiv" else ""
+    published = str(meta.get("published") or "")[:10]
+    return {"itemType": "preprint", "repository": server, "archiveID": f"arXiv:{number}" if number else "",
+            "date": published or str(paper.year or ""), "DOI": paper.doi or "", "url": paper.url,
+            "libraryCatalog": "arXiv.org" if server == "arXiv" else server}
+
+
 def paper_item(rec: Recommendation, collection_key: str, key: str) -> dict:
-    """The conferencePaper JSON for one recommendation, marked as zotrec's."""
+    """The item JSON for one recommendation, marked as zotrec's: a preprint server's paper as a `preprint`,
+    any other as a `conferencePaper`."""
     paper = rec.paper
+    if preprint_server(paper):
+        return {"key": key, "title": paper.title, "creators": _creators(paper.authors),
+                "abstractNote": paper.abstract or "", **preprint_fields(paper),
+                "extra": f"zotrec: {paper.id} score={rec.score:.4f}", "tags": [{"tag": ZOTREC_TAG}],
+                "collections": [collection_key], "relations": {}}
     icml = not paper.venue or ("ICML" in paper.venue.upper() and "2025" in paper.venue)
-    creators = []
-    for author in paper.authors:
-        first, _, last = author.rpartition(" ")
-        creators.append({"creatorType": "author", "firstName": first, "lastName": last} if first
-                        else {"creatorType": "author", "name": author})
     return {
-        "key": key, "itemType": "conferencePaper", "title": paper.title, "creators": creators,
+        "key": key, "itemType": "conferencePaper", "title": paper.title, "creators": _creators(paper.authors),
         "abstractNote": paper.abstract or "", "proceedingsTitle": ICML_2025_PROCEEDINGS if icml else "",
         "conferenceName": "ICML 2025" if icml else paper.venue, "date": str(paper.year or (2025 if icml else "")),
         "url": paper.url, "DOI": paper.doi, "extra": f"zotrec: {paper.id} score={rec.score:.4f}" + (
             f"\nOpenReview: {forum}" if (forum := paper_openreview_id(rec)) else ""),
         "tags": [{"tag": ZOTREC_TAG}], "collections": [collection_key], "relations": {},
     }
+
+
+def _creators(authors: Sequence[str]) -> list[dict]:
+    creators = []
+    for author in authors:
+        first, _, last = author.rpartition(" ")
+        creators.append({"creatorType": "author", "firstName": first, "lastName": last} if first
+                        else {"creatorType": "author", "name": author})
+    return creators
 
 
 def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:

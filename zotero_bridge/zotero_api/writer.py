@@ -29,6 +29,7 @@ from zotero_bridge.zotero_api.writeback import (
     is_ours,
     new_key,
     paper_item,
+    preprint_fields,
     reasons_note,
 )
 
@@ -63,8 +64,22 @@ class Writer:
             self.result.created += len(made)
             self.result.created_keys.update({corpus_id_of(item): item["key"] for item in made})
             self._record(collection, [(item["key"], corpus_id_of(item), True) for item in made], saved)
+        self._retype(plan, collection, by_id)
         self._membership(plan, collection)
         return self.result
+
+    def _retype(self, plan: Plan, collection: str, by_id: Mapping[str, Recommendation]) -> None:
+        """zotrec's own conference papers of a preprint server, untouched since, made preprints (Zotero drops
+        the fields the new type lacks, as its item.setType does)."""
+        fixes = [entry for entry in plan.of("keep") if entry.retype and entry.corpus_id in by_id]
+        for start in range(0, len(fixes), MAX_OBJECTS_PER_WRITE):
+            chunk = fixes[start:start + MAX_OBJECTS_PER_WRITE]
+            updates = [{"key": e.item_key, "version": self.snapshot.items[e.item_key]["version"],
+                        **preprint_fields(by_id[e.corpus_id].paper)} for e in chunk]
+            saved = self._post_items(updates, "making zotrec's preprints preprint items")
+            done = [(e.item_key, e.corpus_id, True) for e in chunk if e.item_key in saved]
+            self._record(collection, done, saved)
+            self.result.retyped += len(done)
 
     def _membership(self, plan: Plan, collection: str) -> None:
         updates, records = [], []

@@ -216,7 +216,7 @@ def json_lines(text: str, path: str | Path):
     import json
 
     mended, first = [0], 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text inside a string
         if not line.strip():
             continue
         if len(line) > MAX_JSON_LINE_CHARS:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
+from recommender.formats.output import safe_text
 from zotero_bridge.errors import BridgeError
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def send_digest(recs, title: str, context, to: Sequence[str] = ()) -> MailSettin
 def build_message(subject: str, text: str, html: str, settings: MailSettings) -> EmailMessage:
     """A multipart/alternative message: the plain text first, the HTML as the richer part."""
     message = EmailMessage()
-    message["Subject"] = " ".join(subject.split())  # no header injection through a line break
+    message["Subject"] = " ".join(safe_text(subject).split())  # no header injection, no terminal escape
     try:
         message["From"] = settings.sender
         message["To"] = ", ".join(settings.to)

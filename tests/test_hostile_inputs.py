@@ -1,0 +1,97 @@
+"""Hostile input files end to end (issue 42, "Tracebacks" and "Invalid XML written"): each a real file on disk
+given to the `zotrec` command, each answered by one line, never exit 70 ("zotrec hit a bug")."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from zotero_bridge.cli.main import cli
+
+REPO = Path(__file__).resolve().parents[1]
+LIBRARY = str(REPO / "examples" / "library.bib")
+
+
+def _run(*args: str):
+    result = CliRunner().invoke(cli, [*args])
+    assert "zotrec hit a bug" not in result.output and "Traceback" not in result.output, result.output
+    return result
+
+
+def _corpus(path: Path, title_tail: str, raw: bool = False) -> Path:
+    """Five papers; the third's title ends in `title_tail`, written as a JSON escape (or raw when `raw`)."""
+    lines = []
+    for n, title in enumerate(["Normalizing flows for density estimation", "Graph neural networks",
+                               "Diffusion models for images", "Reward models from preferences",
+                               "Transformers for forecasting"], 1):
+        row = {"id": f"p{n}", "title": title + (title_tail if n == 3 else ""), "authors": ["Jane Doe"],
+               "abstract": f"{title}: we study the method on benchmarks.", "url": f"https://example.org/{n}"}
+        lines.append(json.dumps(row, ensure_ascii=not raw))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+def test_a_lone_surrogate_escape_in_a_json_corpus_is_one_warning_naming_the_line(tmp_path):
+    corpus = _corpus(tmp_path / "papers.jsonl", " \ud800 and \udfff")
+    assert "\\ud800" in corpus.read_text()
+    result = _run("reading-list", "--library", LIBRARY, "--corpus", str(corpus), "--features", "tfidf",
+                  "--format", "atom", "-n", "5")
+    assert result.exit_code == 0, result.output
+    assert f"{corpus}:3: 2 characters are not text (a lone surrogate escape such as \\ud800); read as U+FFFD" \
+        in result.stderr
+    titles = [e.findtext("{http://www.w3.org/2005/Atom}title")
+              for e in ET.fromstring(result.stdout.encode()).iter("{http://www.w3.org/2005/Atom}entry")]
+    assert "Diffusion models for images \ufffd and \ufffd" in titles
+
+
+def test_a_lone_surrogate_in_a_csl_json_library_is_one_warning(tmp_path):
+    library = tmp_path / "library.json"
+    items = [{"id": f"i{n}", "type": "article-journal", "title": f"Normalizing flows and density {n}",
+              "abstract": "We study flows."} for n in range(3)]
+    items[1]["title"] += " \udc9b"  # a surrogate escape of an undecodable byte
+    library.write_text(json.dumps(items, indent=1), encoding="utf-8")
+    result = _run("library", "--library", str(library), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert f"{library}:" in result.stderr and "1 character is not text" in result.stderr
+    assert json.loads(result.stdout)["summary"]["items"] == 3
+
+
+def test_a_line_separator_inside_a_json_lines_string_is_text_not_a_line_break(tmp_path):
+    corpus = _corpus(tmp_path / "papers.jsonl", " one\u2028two\u0085three", raw=True)
+    result = _run("reading-list", "--library", LIBRARY, "--corpus", str(corpus), "--features", "tfidf",
+                  "--format", "jsonl", "-n", "5")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.split("\n") if line]
+    assert len(rows) == 5 and "skipped" not in result.stderr.lower()
+    [third] = [row for row in rows if row["id"] == "p3"]
+    assert third["title"].startswith("Diffusion models for images one") and third["title"].endswith("three")
+
+
+def test_corpus_text_with_non_characters_makes_a_feed_strict_parsers_read(tmp_path):
+    corpus = _corpus(tmp_path / "papers.jsonl", " \ufffe\uffff \x9b31m \x9d0;x\x07")
+    result = _run("reading-list", "--library", LIBRARY, "--corpus", str(corpus), "--features", "tfidf",
+                  "--format", "atom", "-n", "5")
+    assert result.exit_code == 0, result.output
+    ET.fromstring(result.stdout.encode())  # expat: U+FFFE was "not well-formed (invalid token)"
+    assert not {"\ufffe", "\uffff", "\x9b", "\x9d", "\x07"} & set(result.stdout)
+
+
+@pytest.mark.parametrize("field", ["provenance", "settings"])
+def test_a_model_whose_json_nests_100000_deep_is_one_line(tmp_path, field):
+    from recommender.collaborative.dense_model import SHIPPED_MODEL
+
+    if not SHIPPED_MODEL.exists():
+        pytest.skip("the shipped model is not in this checkout")
+    with np.load(SHIPPED_MODEL, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays[field] = np.array("[" * 100_000 + "]" * 100_000)
+    np.savez(tmp_path / "deep.npz", **arrays)
+    result = _run("reading-list", "--library", LIBRARY, "--model", str(tmp_path / "deep.npz"), "-n", "2")
+    assert result.exit_code == 1
+    assert f"field '{field}' is JSON nested more than 100 deep" in result.output, result.output
+    assert str(tmp_path / "deep.npz") in result.output

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGE
 CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
 """
+LOCK_WAIT_SECONDS = 30.0  # how long a memory file another zotrec run holds is waited for before saying so
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
 TRASHED = "trashed"  # zotrec took it out and moved it to Zotero's trash (created by zotrec, never touched)
 
@@ -67,6 +68,24 @@ class ShownPaper:
     action: str
 
 
+def check_whole(db: sqlite3.Connection) -> None:
+    """sqlite3.DatabaseError unless every page of the file reads (a damaged page otherwise surfaces later, in
+    the middle of a run, as "database disk image is malformed"); a memory file is small, the check quick."""
+    found = db.execute("PRAGMA quick_check(1)").fetchone()
+    if not found or found[0] != "ok":
+        raise sqlite3.DatabaseError(f"damaged pages: {found[0] if found else 'no answer'}")
+
+
+def unusable(path: Path, error: Exception, what: str, afresh: str) -> BridgeError:
+    """One line for a memory file SQLite could not use: a lock another zotrec run holds is said as a lock
+    (waited for LOCK_WAIT_SECONDS first), never answered with "move it away"; anything else is damage."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return BridgeError(f"{path}: {what} is in use by another zotrec run (still locked after "
+                           f"{LOCK_WAIT_SECONDS:g} s); nothing was changed, run again when it has finished")
+    return BridgeError(f"{path}: {what} is damaged ({text}); move it away to start afresh ({afresh})")
+
+
 def memory_path(data_dir: Path | None = None) -> Path:
     from recommender.store import data_dir as default_data_dir  # $ZOTREC_DATA_DIR, else the user data folder
 
@@ -85,16 +104,17 @@ class Memory:
             with self._room("nothing was written to it"):
                 private_dir(self.path.parent)  # 0700 whatever the umask
                 prepare_private_file(self.path, "history", replace_link=False)  # never through a link
-                self.db = sqlite3.connect(self.path)
+                self.db = sqlite3.connect(self.path, timeout=LOCK_WAIT_SECONDS)
                 try:
                     self.db.executescript(SCHEMA)
                     _add_steering_column(self.db)
+                    check_whole(self.db)
                 except sqlite3.DatabaseError as error:
                     self.db.close()
                     if is_disk_full(error):
                         raise
-                    raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start "
-                                      "afresh (zotrec then forgets what you kept and dismissed)") from None
+                    raise unusable(self.path, error, "zotrec's history",
+                                   "zotrec then forgets what you kept and dismissed") from None
         except BridgeError:
             if new and self.path.is_file() and self.path.stat().st_size == 0:
                 self.path.unlink()  # no empty history left behind

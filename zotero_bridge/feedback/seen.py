@@ -16,6 +16,8 @@ from datetime import date
 from pathlib import Path
 
 from zotero_bridge.errors import BridgeError
+from zotero_bridge.feedback import memory as history
+from zotero_bridge.feedback.memory import check_whole, unusable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
@@ -50,27 +52,39 @@ def seen_path() -> Path:
     return data_dir() / "seen.sqlite"
 
 
-class SeenMemory:
-    """Open (creating it 0600, never through a link) the seen memory."""
+WHAT = "zotrec's memory of papers shown"
+AFRESH = "papers shown before may then be shown once more"
 
-    def __init__(self, path: Path | None = None) -> None:
+
+class SeenMemory:
+    """Open (creating it 0600, never through a link) the seen memory; `read_only` opens an existing one only
+    to read it, so a read-only data folder still lists. A lock is waited for, then said as a lock; damaged
+    pages are found at the open (one line), never in the middle of a run."""
+
+    def __init__(self, path: Path | None = None, *, read_only: bool = False) -> None:
         from recommender.store import private_dir
 
         self.path = Path(path) if path else seen_path()
-        private_dir(self.path.parent)
         if self.path.is_symlink():
             raise BridgeError(f"{self.path} is a link; zotrec does not write through links (move it away)")
         try:
-            handle = os.open(self.path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            try:
-                os.fchmod(handle, 0o600)  # 0600 whatever the umask, on the file opened (never through a link)
-            finally:
-                os.close(handle)
-            self.db = sqlite3.connect(self.path, timeout=30)
-            self.db.executescript(SCHEMA)
+            if read_only:
+                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                          timeout=history.LOCK_WAIT_SECONDS)
+            else:
+                private_dir(self.path.parent)
+                handle = os.open(self.path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                try:
+                    os.fchmod(handle, 0o600)  # 0600 whatever the umask, on the file opened (never through a link)
+                finally:
+                    os.close(handle)
+                self.db = sqlite3.connect(self.path, timeout=history.LOCK_WAIT_SECONDS)
+                self.db.executescript(SCHEMA)
+            check_whole(self.db)
         except (OSError, sqlite3.DatabaseError) as error:
-            raise BridgeError(f"{self.path}: zotrec's memory of papers shown cannot be used ({error}); move it "
-                              "away to start afresh") from None
+            if isinstance(error, OSError) and not isinstance(error, sqlite3.Error):
+                raise BridgeError(f"{self.path}: {WHAT} cannot be used ({error.strerror or error})") from None
+            raise unusable(self.path, error, WHAT, AFRESH) from None
 
     def __enter__(self) -> SeenMemory:
         return self
@@ -79,8 +93,13 @@ class SeenMemory:
         self.db.close()
 
     def first_days(self, library: str) -> dict[str, str]:
-        """corpus id → the day (ISO) it was first shown to `library`."""
-        return dict(self.db.execute("SELECT corpus_id, first_day FROM seen WHERE library = ?", (library,)))
+        """corpus id → the day (ISO) it was first shown to `library` (none from a file without the table yet)."""
+        try:
+            return dict(self.db.execute("SELECT corpus_id, first_day FROM seen WHERE library = ?", (library,)))
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                return {}
+            raise unusable(self.path, error, WHAT, AFRESH) from None
 
     def remember(self, library: str, ids: Iterable[str], day: date, via: str) -> int:
         """Record `ids` as shown on `day` (a paper shown before keeps its first day); returns how many were new."""
@@ -117,7 +136,7 @@ class SeenFilter:
         if include or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)) \
                 or not seen_path().is_file():
             return cls(library, day, include=include)
-        with SeenMemory() as memory:
+        with SeenMemory(read_only=True) as memory:  # reading needs no write access
             first = memory.first_days(library)
         return cls(library, day, frozenset(key for key, shown in first.items() if shown < day.isoformat()))
 

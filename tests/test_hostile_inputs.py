@@ -95,3 +95,19 @@ def test_a_model_whose_json_nests_100000_deep_is_one_line(tmp_path, field):
     assert result.exit_code == 1
     assert f"field '{field}' is JSON nested more than 100 deep" in result.output, result.output
     assert str(tmp_path / "deep.npz") in result.output
+
+
+def test_many_kinds_of_skipped_entry_make_one_short_counted_notice(tmp_path):
+    """Entries over the BibTeX bound are skipped each with its own reason (it names the key): 40 of them made
+    one notice of 40 kinds on one line (200 made 30 KB)."""
+    library = tmp_path / "library.bib"
+    macros = ['@string{m0 = "' + "x" * 1024 + '"}'] + [f"@string{{m{n} = m{n - 1} # m{n - 1}}}" for n in range(1, 11)]
+    good = [f"@article{{good{n}, title={{Normalizing flows for density estimation {n}}}}}" for n in range(3)]
+    large = [f"@article{{too-large-{n:03d}, title = m10 # m10}}" for n in range(40)]
+    library.write_text("\n".join(macros + good + large) + "\n", encoding="utf-8")
+    for command in (["reading-list", "--library", str(library), "--features", "tfidf", "-n", "2", "--format", "json"],
+                    ["library", "--library", str(library)]):
+        result = _run(*command)
+        assert result.exit_code == 0, result.output
+        lines = [line for line in result.output.splitlines() if "too-large-000" in line]
+        assert lines and all(len(line) < 320 and "and 37 entries of 37 other kinds" in line for line in lines), lines

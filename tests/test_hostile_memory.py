@@ -179,3 +179,18 @@ def test_a_read_only_data_folder_still_lists_and_hides_what_was_shown(corpus, da
     assert result.exit_code == 0, result.output
     again = json.loads(result.stdout)
     assert {row["id"] for row in again}.isdisjoint(row["id"] for row in first)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_the_history_view_lets_no_control_character_of_a_title_reach_the_terminal(data_dir, fmt):
+    from zotero_bridge.feedback.memory import Memory, Remembered, ShownPaper
+
+    hostile = "Flows \x9b2J\x9d0;owned\x07 \x1b[31m \u202e \ufffe"
+    data_dir.mkdir(parents=True)
+    with Memory(data_dir / "history.sqlite") as memory:
+        memory.record_run("user:1", "Recommended", "COLL", 1, [ShownPaper("p1", hostile, 1, 0.5, "K1", "add")],
+                          [Remembered("p1", hostile, "K1", "COLL", "f")], (), {"prefer": [hostile]})
+    result = CliRunner().invoke(cli, ["history", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert "Flows" in result.output
+    assert not {"\x9b", "\x9d", "\x07", "\x1b", "\u202e", "\ufffe"} & set(result.output), repr(result.output)

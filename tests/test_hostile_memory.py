@@ -194,3 +194,24 @@ def test_the_history_view_lets_no_control_character_of_a_title_reach_the_termina
     assert result.exit_code == 0, result.output
     assert "Flows" in result.output
     assert not {"\x9b", "\x9d", "\x07", "\x1b", "\u202e", "\ufffe"} & set(result.output), repr(result.output)
+
+
+def test_a_read_only_data_folder_still_shows_the_history(data_dir):
+    from zotero_bridge.feedback.memory import Memory, ShownPaper
+
+    data_dir.mkdir(parents=True)
+    with Memory(data_dir / "history.sqlite") as memory:
+        memory.record_run("user:1", "Recommended", "COLL", 1, [ShownPaper("p1", "Normalizing flows", 1, 0.5, "K1",
+                                                                          "add")], (), ())
+    with _read_only(data_dir):
+        result = CliRunner().invoke(cli, ["history", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert [paper["title"] for run in json.loads(result.stdout)["runs"] for paper in run["papers"]] == \
+        ["Normalizing flows"]
+
+
+def test_reading_a_history_that_is_not_there_makes_no_file(data_dir):
+    data_dir.mkdir(parents=True)
+    result = CliRunner().invoke(cli, ["history"])
+    assert result.exit_code == 0 and "has not written to any library yet" in result.output, result.output
+    assert not (data_dir / "history.sqlite").exists()

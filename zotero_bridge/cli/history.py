@@ -32,7 +32,7 @@ def history_command(library, show_runs, forget, fmt):
     from zotero_bridge.feedback.history_view import render_history
     from zotero_bridge.feedback.memory import Memory
 
-    with Memory() as memory:
+    with Memory(read_only=not forget) as memory:  # only --forget writes
         if forget:
             count = memory.forget(None if forget == "all" else forget)
             click.echo(f"Forgot {plural(count, 'paper')}{'' if forget == 'all' else ' of ' + forget}.")

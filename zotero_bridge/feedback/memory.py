@@ -93,10 +93,14 @@ def memory_path(data_dir: Path | None = None) -> Path:
 
 
 class Memory:
-    """Open (creating it 0600) the history file at `path`."""
+    """Open (creating it 0600) the history file at `path`; `read_only` for a caller that only reads it
+    (reading-list, `zotrec history`): then nothing is made or written, so a read-only data folder still reads."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path) if path else memory_path()
+        if read_only:
+            self._open_to_read()
+            return
         from recommender.store import prepare_private_file, private_dir
 
         new = not self.path.exists() and not self.path.is_symlink()
@@ -119,6 +123,27 @@ class Memory:
             if new and self.path.is_file() and self.path.stat().st_size == 0:
                 self.path.unlink()  # no empty history left behind
             raise
+
+    def _open_to_read(self) -> None:
+        """The file opened read-only (tables an older history lacks stand in empty, as TEMP tables); no file
+        yet reads as an empty history, kept in memory."""
+        if self.path.is_symlink():
+            raise BridgeError(f"{self.path}: zotrec's history is a link; refusing to follow it (move it away)")
+        try:
+            if not self.path.is_file():
+                self.db = sqlite3.connect(":memory:")
+                self.db.executescript(SCHEMA)
+                return
+            self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=LOCK_WAIT_SECONDS)
+            check_whole(self.db)
+            have = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for statement in SCHEMA.split(";"):
+                name = statement.split("EXISTS", 1)[-1].split("(", 1)[0].strip()
+                if name and name not in have:
+                    self.db.execute(statement.replace("CREATE TABLE", "CREATE TEMP TABLE"))
+        except sqlite3.DatabaseError as error:
+            raise unusable(self.path, error, "zotrec's history", "zotrec then forgets what you kept and dismissed") \
+                from None
 
     def _room(self, kept: str):
         """A full disk is one line naming the file; the history is not damaged by it."""

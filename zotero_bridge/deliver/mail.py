@@ -48,7 +48,7 @@ class MailSettings:
     starttls: bool = True
     ssl: bool = False
     cafile: str = ""
-    timeout: float = 60.0
+    timeout: float = 30.0  # one step (connect, one reply); the whole conversation has smtp.CONVERSATION_SECONDS
 
 
 def mail_settings(to: Sequence[str] = (), config: dict | None = None) -> MailSettings:
@@ -59,7 +59,8 @@ def mail_settings(to: Sequence[str] = (), config: dict | None = None) -> MailSet
     for key, name in ENV.items():
         given = os.environ.get(name, "").strip()
         kept = table.get(key, "")
-        kept = ("1" if kept else "0") if isinstance(kept, bool) else str(kept if kept is not None else "").strip()
+        kept = (("1" if kept else "0") if isinstance(kept, bool) else ", ".join(map(str, kept))
+                if isinstance(kept, list) else str(kept if kept is not None else "").strip())  # to = ["a@…", …]
         value[key] = given or kept
         where[key] = name if given or not kept else f"{key} in the [mail] table"
     recipients = tuple(to) or tuple(a.strip() for a in value["to"].split(",") if a.strip())

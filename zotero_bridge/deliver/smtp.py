@@ -13,7 +13,7 @@ import socket
 import time
 
 MAX_REPLY_BYTES = 64 << 10  # all the server's replies together: a whole real conversation is under 2 KiB
-CONVERSATION_SECONDS = 120.0  # the whole exchange: a real one takes a second or two, the message included
+CONVERSATION_SECONDS = 60.0  # the whole exchange: a real one takes a second or two, the message included
 
 
 class ReplyLimit(smtplib.SMTPException):

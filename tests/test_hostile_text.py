@@ -31,7 +31,7 @@ HOSTILE = [
     "\x1b[31m", "\x1b]8;;https://evil.example/\x1b\\", "\x07", "\x00", "\x08", "\x0b", "\x0c", "\r", "\r\n", "\t",
     "\x7f", "\x85", "\x9b2J", "\x9c", "\x9d0;title\x07", "\x90", "\x9f",  # C1: CSI, ST, OSC, DCS, APC
     "\ud800", "\udfff", "\udc9b",  # lone surrogates (a JSON escape; a file name's undecodable byte)
-    "\ufffe", "\uffff", "\ufdd0",  # non-characters: U+FFFE/U+FFFF are not XML
+    "\ufffe", "\uffff", "\ufdd0", "\U0010ffff",  # non-characters: U+FFFE/U+FFFF are not XML, all are HTML errors
     "\u202e", "\u2066", "\u200f", "\u2028", "\u2029", "\ufeff", "\u200b",
     "]]>", "<script>alert(1)</script>", "&amp;", "&#0;", "<!--", '"', "'", "<a href=javascript:x>",
     "*_`[x](javascript:y)", "# ", "- ", "1. ", "|", "=HYPERLINK(\"http://evil\")", "+1", "@SUM(A1)", "-2+3",
@@ -80,8 +80,12 @@ class _Tags(HTMLParser):
         self.text.append(data)
 
 
+NON_CHARACTERS = re.compile("[\ufdd0-\ufdef\ufffe\uffff\U0001fffe\U0001ffff\U0010fffe\U0010ffff]")
+
+
 def _check_html(document: str, what: str) -> None:
     _clean(document, what)
+    assert not NON_CHARACTERS.search(document), what  # "noncharacter-in-input-stream" (HTML's parsing rules)
     parser = _Tags()
     parser.feed(document)
     parser.close()

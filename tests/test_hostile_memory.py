@@ -99,12 +99,12 @@ def test_a_history_with_damaged_pages_is_one_line(data_dir):
 
 
 @contextlib.contextmanager
-def _locked(path: Path, seconds: float | None = None):
-    """Another process holding an exclusive lock on the SQLite file (as a sync writing it does); it lets go
-    after `seconds`, or when the block ends."""
+def _locked(path: Path, seconds: float | None = None, kind: str = "EXCLUSIVE"):
+    """Another process holding a lock on the SQLite file (EXCLUSIVE: as a sync committing; IMMEDIATE: as one
+    writing, readers still welcome); it lets go after `seconds`, or when the block ends."""
     code = ("import sqlite3, sys, time\n"
             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "db.execute('BEGIN EXCLUSIVE')\nprint('held', flush=True)\n"
+            f"db.execute('BEGIN {kind}')\nprint('held', flush=True)\n"
             "time.sleep(float(sys.argv[2])) if sys.argv[2] != '-' else sys.stdin.read()\n"
             "db.execute('COMMIT')\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(path), "-" if seconds is None else str(seconds)],
@@ -215,3 +215,20 @@ def test_reading_a_history_that_is_not_there_makes_no_file(data_dir):
     result = CliRunner().invoke(cli, ["history"])
     assert result.exit_code == 0 and "has not written to any library yet" in result.output, result.output
     assert not (data_dir / "history.sqlite").exists()
+
+
+def test_a_write_to_a_memory_another_run_is_writing_is_said_as_a_lock(data_dir, monkeypatch):
+    from zotero_bridge.errors import BridgeError
+    from zotero_bridge.feedback.memory import Memory, ShownPaper
+    from zotero_bridge.feedback.seen import SeenMemory
+
+    seen = _seen_with_rows(data_dir, 10)
+    Memory(data_dir / "history.sqlite").close()
+    monkeypatch.setattr("zotero_bridge.feedback.memory.LOCK_WAIT_SECONDS", 0.5)
+    with _locked(seen, kind="IMMEDIATE"), SeenMemory(seen) as memory:
+        assert len(memory.first_days("lib")) == 10  # reading goes on beside a writer
+        with pytest.raises(BridgeError, match="is in use by another zotrec run"):
+            memory.remember("lib", ["arxiv:new"], date(2025, 1, 2), "list")
+    with _locked(data_dir / "history.sqlite", kind="IMMEDIATE"), Memory(data_dir / "history.sqlite") as memory:
+        with pytest.raises(BridgeError, match="zotrec's history is in use by another zotrec run"):
+            memory.record_run("user:1", "R", "C", 1, [ShownPaper("p", "t", 1, 0.5, "K", "add")], (), ())

@@ -8,9 +8,10 @@ in it are stored in one transaction: a killed run leaves the previous state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,11 +77,16 @@ def check_whole(db: sqlite3.Connection) -> None:
         raise sqlite3.DatabaseError(f"damaged pages: {found[0] if found else 'no answer'}")
 
 
+def is_locked(error: Exception) -> bool:
+    """SQLite's answer when another connection holds the file (SQLITE_BUSY / SQLITE_LOCKED)."""
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
+
+
 def unusable(path: Path, error: Exception, what: str, afresh: str) -> BridgeError:
     """One line for a memory file SQLite could not use: a lock another zotrec run holds is said as a lock
     (waited for LOCK_WAIT_SECONDS first), never answered with "move it away"; anything else is damage."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+    if is_locked(error):
         return BridgeError(f"{path}: {what} is in use by another zotrec run (still locked after "
                            f"{LOCK_WAIT_SECONDS:g} s); nothing was changed, run again when it has finished")
     return BridgeError(f"{path}: {what} is damaged ({text}); move it away to start afresh ({afresh})")
@@ -145,9 +151,17 @@ class Memory:
             raise unusable(self.path, error, "zotrec's history", "zotrec then forgets what you kept and dismissed") \
                 from None
 
-    def _room(self, kept: str):
-        """A full disk is one line naming the file; the history is not damaged by it."""
-        return full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})")
+    @contextlib.contextmanager
+    def _room(self, kept: str) -> Iterator[None]:
+        """A full disk is one line naming the file (the history is not damaged by it), and so is a lock another
+        run held past LOCK_WAIT_SECONDS."""
+        try:
+            with full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})"):
+                yield
+        except sqlite3.OperationalError as error:
+            if not is_locked(error):
+                raise
+            raise unusable(self.path, error, "zotrec's history", "") from None
 
     def close(self) -> None:
         self.db.close()

@@ -8,16 +8,17 @@ a conference corpus is a fixed list the user works through, and sync's own memor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.feedback import memory as history
-from zotero_bridge.feedback.memory import check_whole, unusable
+from zotero_bridge.feedback.memory import check_whole, is_locked, unusable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
@@ -104,15 +105,25 @@ class SeenMemory:
     def remember(self, library: str, ids: Iterable[str], day: date, via: str) -> int:
         """Record `ids` as shown on `day` (a paper shown before keeps its first day); returns how many were new."""
         rows = [(library, corpus_id, day.isoformat(), via) for corpus_id in ids if is_daily(corpus_id)]
-        with self.db:
+        with self._written(), self.db:
             before = self.db.total_changes
             self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?)", rows)
             return self.db.total_changes - before
 
     def forget(self, library: str | None = None) -> None:
-        with self.db:
+        with self._written(), self.db:
             self.db.execute("DELETE FROM seen" + (" WHERE library = ?" if library else ""),
                             (library,) if library else ())
+
+    @contextlib.contextmanager
+    def _written(self) -> Iterator[None]:
+        """A write another run held past the wait is one line naming the lock (nothing was changed)."""
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if not is_locked(error):
+                raise
+            raise unusable(self.path, error, WHAT, AFRESH) from None
 
 
 @dataclass

@@ -22,9 +22,10 @@ STDIN = "-"
 
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-FALLBACK_ENCODING = "cp1252"
+FALLBACK_ENCODING = "cp1252"  # the declared fallback: what Windows tools (and old Zotero/JabRef) wrote
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # a first test: pairs match too
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # the declared fallback: what Windows tools (and old Zotero/JabRef) wrote
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_BREAK = re.compile("\r\n?|\n")  # JSON Lines' own; U+2028, U+0085, FS… are text inside a JSON string
 
 
 def decode_text(data: bytes, path: str | Path) -> str:
@@ -216,7 +217,7 @@ def json_lines(text: str, path: str | Path):
     import json
 
     mended, first = [0], 0
-    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text inside a string
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):  # not splitlines: U+2028 is text
         if not line.strip():
             continue
         if len(line) > MAX_JSON_LINE_CHARS:

@@ -197,14 +197,13 @@ def load_json(text: str, path: str | Path, what: str):
     surrogates are read as U+FFFD with one warning naming the line of the first."""
     import json
 
+    mended = [0]
     try:
-        data = json.loads(text)
+        data = _mended(json.loads(text), text, mended)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
     except RecursionError:
         raise InputError(f"JSON nested too deeply to be {what}", path=path) from None
-    mended = [0]
-    data = _mended(data, text, mended)
     if mended[0]:
         _warn_mended(path, _first_lone_line(text), mended[0])
     return data
@@ -224,16 +223,15 @@ def json_lines(text: str, path: str | Path):
             yield number, None, (f"a line of {len(line) / 2**20:.0f} Mi characters, over the "
                                  f"{MAX_JSON_LINE_CHARS >> 20} Mi read as one record")
             continue
+        before = mended[0]
         try:
-            row = json.loads(line)
+            row = _mended(json.loads(line), line, mended)
         except json.JSONDecodeError as error:
             yield number, None, f"not valid JSON ({error.msg})"
             continue
         except RecursionError:
             yield number, None, "not valid JSON (nested too deeply)"
             continue
-        before = mended[0]
-        row = _mended(row, line, mended)
         first = first or (number if mended[0] > before else 0)
         yield (number, row, "") if isinstance(row, dict) else (number, None, "not a JSON object")
     if mended[0]:

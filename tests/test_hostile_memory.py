@@ -79,7 +79,13 @@ def test_a_seen_memory_with_damaged_pages_is_one_line(corpus, data_dir):
     seen = _seen_with_rows(data_dir)
     _damage_pages(seen)
     line = _one_error(_listing(corpus))
-    assert f"{seen}: zotrec's memory of papers shown is damaged" in line and "move it away" in line, line
+    assert f"{seen}: zotrec's memory of papers shown is damaged" in line, line
+    assert "`zotrec history --reset-seen` starts it afresh" in line
+    result = CliRunner().invoke(cli, ["history", "--reset-seen"])
+    assert result.exit_code == 0 and f"Moved the damaged seen.sqlite to {seen}.damaged" in result.output, result.output
+    assert _listing(corpus).exit_code == 0 and (data_dir / "seen.sqlite.damaged").is_file()
+    again = CliRunner().invoke(cli, ["history", "--reset-seen"])
+    assert "Forgot the 3 papers shown before" in again.output, again.output
 
 
 def test_a_history_with_damaged_pages_is_one_line(data_dir):

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
 """
 LOCK_WAIT_SECONDS = 30.0  # how long a memory file another zotrec run holds is waited for before saying so
+HISTORY_AFRESH = "move it away to start afresh (zotrec then forgets what you kept and dismissed)"
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
 TRASHED = "trashed"  # zotrec took it out and moved it to Zotero's trash (created by zotrec, never touched)
 
@@ -82,14 +83,23 @@ def is_locked(error: Exception) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
+class MemoryLocked(BridgeError):
+    """A memory file another zotrec run still held after LOCK_WAIT_SECONDS."""
+
+
+class MemoryDamaged(BridgeError):
+    """A memory file SQLite cannot read (damaged pages, not a database)."""
+
+
 def unusable(path: Path, error: Exception, what: str, afresh: str) -> BridgeError:
     """One line for a memory file SQLite could not use: a lock another zotrec run holds is said as a lock
-    (waited for LOCK_WAIT_SECONDS first), never answered with "move it away"; anything else is damage."""
+    (waited for LOCK_WAIT_SECONDS first), never answered with "move it away"; anything else is damage, and
+    `afresh` says how to start again."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     if is_locked(error):
-        return BridgeError(f"{path}: {what} is in use by another zotrec run (still locked after "
-                           f"{LOCK_WAIT_SECONDS:g} s); nothing was changed, run again when it has finished")
-    return BridgeError(f"{path}: {what} is damaged ({text}); move it away to start afresh ({afresh})")
+        return MemoryLocked(f"{path}: {what} is in use by another zotrec run (still locked after "
+                            f"{LOCK_WAIT_SECONDS:g} s); nothing was changed, run again when it has finished")
+    return MemoryDamaged(f"{path}: {what} is damaged ({text}); {afresh}")
 
 
 def memory_path(data_dir: Path | None = None) -> Path:
@@ -123,8 +133,7 @@ class Memory:
                     self.db.close()
                     if is_disk_full(error):
                         raise
-                    raise unusable(self.path, error, "zotrec's history",
-                                   "zotrec then forgets what you kept and dismissed") from None
+                    raise unusable(self.path, error, "zotrec's history", HISTORY_AFRESH) from None
         except BridgeError:
             if new and self.path.is_file() and self.path.stat().st_size == 0:
                 self.path.unlink()  # no empty history left behind
@@ -148,8 +157,7 @@ class Memory:
                 if name and name not in have:
                     self.db.execute(statement.replace("CREATE TABLE", "CREATE TEMP TABLE"))
         except sqlite3.DatabaseError as error:
-            raise unusable(self.path, error, "zotrec's history", "zotrec then forgets what you kept and dismissed") \
-                from None
+            raise unusable(self.path, error, "zotrec's history", HISTORY_AFRESH) from None
 
     @contextlib.contextmanager
     def _room(self, kept: str) -> Iterator[None]:

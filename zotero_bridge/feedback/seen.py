@@ -18,7 +18,7 @@ from pathlib import Path
 
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.feedback import memory as history
-from zotero_bridge.feedback.memory import check_whole, is_locked, unusable
+from zotero_bridge.feedback.memory import MemoryDamaged, check_whole, is_locked, unusable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
@@ -54,7 +54,7 @@ def seen_path() -> Path:
 
 
 WHAT = "zotrec's memory of papers shown"
-AFRESH = "papers shown before may then be shown once more"
+AFRESH = "`zotrec history --reset-seen` starts it afresh (papers shown before may then be shown once more)"
 
 
 class SeenMemory:
@@ -124,6 +124,25 @@ class SeenMemory:
             if not is_locked(error):
                 raise
             raise unusable(self.path, error, WHAT, AFRESH) from None
+
+
+def reset_seen(path: Path | None = None) -> str:
+    """Start the seen memory afresh, for every library: a sound file forgets its papers, a damaged one is moved
+    aside (`seen.sqlite.damaged`, kept for a look) so that the next list makes a new one. A lock is an error."""
+    path = Path(path) if path else seen_path()
+    if not path.is_file() or path.is_symlink():
+        return f"No memory of papers shown at {path}; nothing to reset."
+    try:
+        with SeenMemory(path) as memory:
+            count = memory.db.execute("SELECT COUNT(*) FROM seen").fetchone()[0]
+            memory.forget()
+        return f"Forgot the {count} papers shown before ({path})."
+    except MemoryDamaged:
+        aside = path.with_name(path.name + ".damaged")
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        return f"Moved the damaged {path.name} to {aside}; the next list starts a new memory of papers shown."
 
 
 @dataclass

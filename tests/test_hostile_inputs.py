@@ -23,14 +23,15 @@ def _run(*args: str):
     return result
 
 
-def _corpus(path: Path, title_tail: str, raw: bool = False) -> Path:
-    """Five papers; the third's title ends in `title_tail`, written as a JSON escape (or raw when `raw`)."""
+def _corpus(path: Path, title_tail: str, raw: bool = False, hostile: int = 3) -> Path:
+    """Five papers; paper `hostile`'s title ends in `title_tail`, written as a JSON escape (or raw when `raw`)."""
     lines = []
     for n, title in enumerate(["Normalizing flows for density estimation", "Graph neural networks",
                                "Diffusion models for images", "Reward models from preferences",
                                "Transformers for forecasting"], 1):
-        row = {"id": f"p{n}", "title": title + (title_tail if n == 3 else ""), "authors": ["Jane Doe"],
+        row = {"id": f"p{n}", "authors": ["Jane Doe"],
                "abstract": f"{title}: we study the method on benchmarks.", "url": f"https://example.org/{n}"}
+        row["title"] = title + (title_tail if n == hostile else "")
         lines.append(json.dumps(row, ensure_ascii=not raw))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
     return path
@@ -115,38 +116,20 @@ def test_many_kinds_of_skipped_entry_make_one_short_counted_notice(tmp_path):
 
 def test_c1_controls_from_a_corpus_never_reach_a_real_terminal(tmp_path):
     """The table on a pseudo-terminal (links on, as on a real one): the only escapes are rich's own OSC 8
-    links and styles; 0x9b (CSI), 0x9c (ST), 0x9d (OSC) and ESC from the corpus are gone, links included."""
-    import os
-    import pty
+    links and styles; 0x9b (CSI), 0x9c (ST), 0x9d (OSC) and ESC from the corpus are gone, links included (a
+    URL with 0x9b went raw into the OSC 8 link)."""
     import re
-    import subprocess
-    import sys
 
-    corpus = _corpus(tmp_path / "papers.jsonl", " \x9b2J\x9c \x9d8;;https://evil.example/\x07 \x1b[5m", raw=True)
+    from tests.test_tables import _cli_table
+
+    corpus = _corpus(tmp_path / "papers.jsonl", " \x9b2J\x9c \x9d8;;https://evil.example/\x07 \x1b[5m", raw=True,
+                     hostile=1)
     text = corpus.read_text(encoding="utf-8")
-    corpus.write_text(text.replace("https://example.org/3", "https://example.org/3\x9b6n"), encoding="utf-8")
-    leader, follower = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "PYTHONPATH": str(REPO),
-           "OPENBLAS_NUM_THREADS": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "zotero_bridge", "reading-list", "--library", LIBRARY,
-                                "--corpus", str(corpus), "--features", "tfidf", "-n", "5"],
-                               stdin=follower, stdout=follower, stderr=follower, env=env, cwd=REPO)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    assert process.wait(timeout=120) == 0, shown.decode("utf-8", "replace")
-    os.close(leader)
-    screen = shown.decode("utf-8")
-    assert "Diffusion models for images" in screen and "\x1b]8;" in screen  # the table, with its links
+    corpus.write_text(text.replace("https://example.org/1", "https://example.org/1\x9b6n"), encoding="utf-8")
+    screen = _cli_table(str(corpus), terminal=True)
+    assert "Normalizing flows for density estimation" in screen and "\x1b]8;" in screen  # the table, with links
     assert not {"\x9b", "\x9c", "\x9d", "\x07"} & set(screen), repr(screen)
     rest = re.sub(r"\x1b\]8;[^\x1b\x07]*\x1b\\|\x1b\[[0-9;?]*[A-Za-z]", "", screen)
     assert "\x1b" not in rest, repr(rest[rest.index("\x1b") - 40:rest.index("\x1b") + 40])
     targets = set(re.findall(r"\x1b\]8;[^;\x1b]*;([^\x1b\x07]*)", screen)) - {""}
-    assert targets and all(re.fullmatch(r"https://example\.org/[1245]", target) for target in targets), targets
+    assert targets and all(re.fullmatch(r"https://example\.org/[2-5]", target) for target in targets), targets

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from recommender.words import plural
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.feedback import memory as history
 from zotero_bridge.feedback.memory import MemoryDamaged, check_whole, is_locked, unusable
@@ -68,12 +69,13 @@ class SeenMemory:
         self.path = Path(path) if path else seen_path()
         if self.path.is_symlink():
             raise BridgeError(f"{self.path} is a link; zotrec does not write through links (move it away)")
+        if not read_only:
+            private_dir(self.path.parent)  # another user's folder is its own one line (NotPrivate)
         try:
             if read_only:
                 self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
                                           timeout=history.LOCK_WAIT_SECONDS)
             else:
-                private_dir(self.path.parent)
                 handle = os.open(self.path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
                 try:
                     os.fchmod(handle, 0o600)  # 0600 whatever the umask, on the file opened (never through a link)
@@ -136,7 +138,7 @@ def reset_seen(path: Path | None = None) -> str:
         with SeenMemory(path) as memory:
             count = memory.db.execute("SELECT COUNT(*) FROM seen").fetchone()[0]
             memory.forget()
-        return f"Forgot the {count} papers shown before ({path})."
+        return f"Forgot {plural(count, 'paper')} shown before ({path})."
     except MemoryDamaged:
         aside = path.with_name(path.name + ".damaged")
         for suffix in ("", "-journal", "-wal", "-shm"):

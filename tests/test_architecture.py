@@ -105,12 +105,14 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "zotero_bridge.local_api": ("recommender", "recommender.store", "zotero_bridge", "zotero_bridge.zotero_api",
                                 "zotero_bridge.sources"),  # the desktop's local API: the same calls as zotero_api
     "zotero_bridge.feedback": ("recommender", "recommender.store", "recommender.scoring", "recommender.pipeline",
+                               "recommender.formats",  # history_view: safe_text / safe_json
                                "zotero_bridge",
                                "zotero_bridge.zotero_api", "zotero_bridge.sources"),
     "zotero_bridge.sync": ("recommender", "recommender.scoring", "recommender.pipeline", "zotero_bridge", "zotero_bridge.zotero_api",
                            "zotero_bridge.sources", "zotero_bridge.local_api", "zotero_bridge.feedback"),
     "zotero_bridge.render": ("recommender", "recommender.formats"),
-    "zotero_bridge.deliver": ("recommender", "recommender.store", "zotero_bridge", "zotero_bridge.zotero_api",
+    "zotero_bridge.deliver": ("recommender", "recommender.store", "recommender.formats",  # formats: safe_text
+                              "zotero_bridge", "zotero_bridge.zotero_api",
                               "zotero_bridge.render"),  # the e-mail digest (SMTP); its settings beside Zotero's
     "zotero_bridge.cli": ("*",),  # every room listed before it
     "zotero_bridge.__main__": ("zotero_bridge.cli",),  # `python -m zotero_bridge`

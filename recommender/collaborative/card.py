@@ -10,6 +10,7 @@ arrays never share a cache entry (issue 32), and one model keeps its entries how
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,25 @@ class ModelCard:
             raise InputError(f"the model's provenance has a weight that is not a number ({error})", path=path) from None
         return cls(encoder_id=encoder_id, content=content, fusion_weights=fusion, fine_weights=fine,
                    adapter_beta=beta, data=str(provenance.get("data", "")))
+
+
+MAX_FIELD_DEPTH = 100  # the settings and provenance nest 2 deep; any answer's JSON is bounded at 100 too
+
+
+def model_json(text: str, name: str) -> dict:
+    """A JSON field of a model file (settings, provenance) as an object; its depth is measured before it is
+    parsed (a provenance of 100,000 `[` made the parser recurse into a traceback), as any answer's is."""
+    from recommender.bounded_http import JsonDepth
+    from recommender.errors import ServerLimitError
+
+    try:
+        JsonDepth(MAX_FIELD_DEPTH, name).feed(text.encode("utf-8", "surrogatepass"))
+    except ServerLimitError:
+        raise ValueError(f"field '{name}' is JSON nested more than {MAX_FIELD_DEPTH} deep") from None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"field '{name}' is not a JSON object")
+    return value
 
 
 def file_content(path: Path) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recommender.collaborative.card import ModelCard, arrays_content, file_content
+from recommender.collaborative.card import ModelCard, arrays_content, file_content, model_json
 from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import FormatError, InputError
 from recommender.store import write_npz
@@ -238,7 +238,7 @@ class DenseCollaborativeModel:
                         raise ValueError(f"fields 'map_weights' {_shape(weights)} and 'map_intercept' "
                                          f"{_shape(intercept)} do not match item_gram {_shape(gram)}")
                 model = cls(
-                    settings=ALSSettings(**_mapping(json.loads(_text(data, "settings")), "settings")),
+                    settings=ALSSettings(**model_json(_text(data, "settings"), "settings")),
                     map_kind=kind,
                     map_weights=None if knn else weights.astype(np.float32),
                     map_intercept=None if knn else intercept.astype(np.float32),
@@ -247,7 +247,7 @@ class DenseCollaborativeModel:
                     item_gram=gram.astype(np.float64),
                     fold_in_confidence=float(model_array(data, "fold_in_confidence", 0)),
                     encoder_id=_text(data, "encoder_id"),
-                    provenance=_mapping(json.loads(_text(data, "provenance")), "provenance"),
+                    provenance=model_json(_text(data, "provenance"), "provenance"),
                     _source=Path(path) if knn else None,
                     _content=file_content(Path(path)),
                 )
@@ -286,13 +286,6 @@ def _text(data, name: str) -> str:
     if value.ndim != 0 or value.dtype.kind != "U":
         raise ValueError(f"field '{name}' is not a text")
     return str(value)
-
-
-def _mapping(value, name: str) -> dict:
-    """A JSON field of a model file that must be an object."""
-    if not isinstance(value, dict):
-        raise ValueError(f"field '{name}' is not a JSON object")
-    return value
 
 
 def train_dense_collaborative(

@@ -201,28 +201,39 @@ class OutputLock:
             self._descriptor = None
 
 
-# C0 controls but tab and newline, DEL, C1 controls; the bidi embeddings, overrides and isolates; lone
-# surrogates (the undecodable bytes of a file name). Tab and newline are left to each format.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # json escapes C0 itself
+# What no output may carry raw: C0 controls but tab and newline, DEL, C1 controls (0x9b is a terminal's CSI, 0x9d
+# its OSC); the bidi embeddings, overrides and isolates; lone surrogates (the undecodable bytes of a file name, or
+# a `\ud800` escape: not text, and no UTF-8 holds them); U+FFFE and U+FFFF (not characters: XML 1.0 forbids them,
+# and a feed holding one is refused by every strict parser) and the other non-characters (U+FDD0–FDEF, U+1FFFE …:
+# an HTML parse error). Tab and newline are left to each format.
+_NON_CHARACTERS = "\ufdd0-\ufdef\ufffe\uffff" + "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}"
+                                                       for plane in range(1, 17))
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff{_NON_CHARACTERS}]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")  # json: C0 too
+
+
+def _not_text(char: str) -> bool:
+    return "\ud800" <= char <= "\udfff" or "\ufdd0" <= char <= "\ufdef" or (ord(char) & 0xFFFE) == 0xFFFE
 
 
 def _replacement(match: re.Match) -> str:
     char = match.group()
-    if "\ud800" <= char <= "\udfff":
+    if _not_text(char):
         return "\ufffd"
     return "" if "\u202a" <= char <= "\u2069" else " "
 
 
 def safe_text(text: object) -> str:
-    """Text from a corpus or a library fit for a terminal, Markdown, HTML or CSV: control characters (ESC,
-    BEL, NUL, C1) become a space, bidi overrides are dropped, undecodable bytes become U+FFFD."""
+    """Text from a corpus or a library fit for every output but JSON (terminal, Markdown, HTML, XML, CSV, mail,
+    BibTeX, RIS): control characters (ESC, BEL, NUL, C1) become a space, bidi overrides are dropped, what is not
+    text (lone surrogates, U+FFFE, U+FFFF and the other non-characters) becomes U+FFFD."""
     return _UNSAFE.sub(_replacement, str(text if text is not None else ""))
 
 
 def safe_json(document: str) -> str:
-    """Serialised JSON with DEL, C1 controls and bidi overrides written as \\u escapes (the data is kept,
-    nothing acts on a terminal) and undecodable bytes as U+FFFD."""
+    """Serialised JSON with DEL, C1 controls, bidi overrides, U+FFFE/U+FFFF and the line separators U+2028/U+2029
+    (a reader that splits lines on them would cut a JSON Lines row) written as \\u escapes (the data is kept,
+    nothing acts on a terminal), and lone surrogates as U+FFFD (they are not text)."""
     return _JSON_UNSAFE.sub(lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff"
                             else f"\\u{ord(m.group()):04x}", document)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import logging
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ STDIN = "-"
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 FALLBACK_ENCODING = "cp1252"  # the declared fallback: what Windows tools (and old Zotero/JabRef) wrote
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # a first test: pairs match too
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_BREAK = re.compile("\r\n?|\n")  # JSON Lines' own; U+2028, U+0085, FS… are text inside a JSON string
 
 
 def decode_text(data: bytes, path: str | Path) -> str:
@@ -149,37 +153,86 @@ def allow_large_csv_fields() -> None:
     csv.field_size_limit(max(csv.field_size_limit(), MAX_INPUT_BYTES))
 
 
+def _mend(value, mended: list[int]):
+    """`value` with every lone surrogate (a `\\ud800` escape without its pair: not text, and no UTF-8 can
+    hold it) replaced by U+FFFD; `mended` counts them."""
+    if isinstance(value, str):
+        found = len(_LONE_SURROGATE.findall(value))
+        if found:
+            mended[0] += found
+            return _LONE_SURROGATE.sub("\ufffd", value)
+        return value
+    if isinstance(value, list):
+        return [_mend(item, mended) for item in value]
+    if isinstance(value, dict):
+        return {_mend(key, mended): _mend(item, mended) for key, item in value.items()}
+    return value
+
+
+def _mended(value, text: str, mended: list[int]):
+    """`_mend` only for a text that holds a surrogate escape at all (most never do)."""
+    return _mend(value, mended) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _first_lone_line(text: str) -> int:
+    """The line of the first surrogate escape that is not half of a pair (the one a warning names)."""
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        code = int(match.group()[2:], 16)
+        after = text[match.end():match.end() + 6]
+        before = text[max(0, match.start() - 6):match.start()]
+        paired = (code < 0xDC00 and _SURROGATE_ESCAPE.fullmatch(after) and int(after[2:], 16) >= 0xDC00
+                  or code >= 0xDC00 and _SURROGATE_ESCAPE.fullmatch(before) and int(before[2:], 16) < 0xDC00)
+        if not paired:
+            return text.count("\n", 0, match.start()) + 1
+    return 1
+
+
+def _warn_mended(path: str | Path, line: int, count: int) -> None:
+    log.warning("%s:%d: %s not text (a lone surrogate escape such as \\ud800); read as U+FFFD", path, line,
+                "1 character is" if count == 1 else f"{count} characters are")
+
+
 def load_json(text: str, path: str | Path, what: str):
-    """JSON text → data; invalid or absurdly nested JSON is one InputError naming the file (and line)."""
+    """JSON text → data; invalid or absurdly nested JSON is one InputError naming the file (and line); lone
+    surrogates are read as U+FFFD with one warning naming the line of the first."""
     import json
 
+    mended = [0]
     try:
-        return json.loads(text)
+        data = _mended(json.loads(text), text, mended)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg})", path=path, line=error.lineno) from None
     except RecursionError:
         raise InputError(f"JSON nested too deeply to be {what}", path=path) from None
+    if mended[0]:
+        _warn_mended(path, _first_lone_line(text), mended[0])
+    return data
 
 
 def json_lines(text: str, path: str | Path):
     """(line number, object or None, why it is not one) for each non-blank line of a JSON Lines text. A line
     over MAX_JSON_LINE_CHARS is not parsed (a 200 MB line took 3.7 GB), a broken or too deeply nested one
-    is named, never a traceback."""
+    is named, never a traceback; lone surrogates are read as U+FFFD, with one warning for the file."""
     import json
 
-    for number, line in enumerate(text.splitlines(), start=1):
+    mended, first = [0], 0
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):  # not splitlines: U+2028 is text
         if not line.strip():
             continue
         if len(line) > MAX_JSON_LINE_CHARS:
             yield number, None, (f"a line of {len(line) / 2**20:.0f} Mi characters, over the "
                                  f"{MAX_JSON_LINE_CHARS >> 20} Mi read as one record")
             continue
+        before = mended[0]
         try:
-            row = json.loads(line)
+            row = _mended(json.loads(line), line, mended)
         except json.JSONDecodeError as error:
             yield number, None, f"not valid JSON ({error.msg})"
             continue
         except RecursionError:
             yield number, None, "not valid JSON (nested too deeply)"
             continue
+        first = first or (number if mended[0] > before else 0)
         yield (number, row, "") if isinstance(row, dict) else (number, None, "not a JSON object")
+    if mended[0]:
+        _warn_mended(path, first, mended[0])

@@ -136,9 +136,9 @@ def read_sources(libraries, settings, need_text: bool = True):
                                 f"abstract to learn from ({plural(len(read.items), 'item')} read, "
                                 f"{len(read.skipped)} skipped; `zotrec library` lists them)")
     if read.skipped:
-        from zotero_bridge.render.reading_list import skipped_summary
+        from zotero_bridge.render.reading_list import skipped_text
 
-        summary = ", ".join(f"{n} {reason}" for reason, n in skipped_summary(read.skipped).items())
+        summary = skipped_text(read.skipped)  # a short line however many kinds
         note(f"skipped {len(read.skipped)} library entries ({summary}; `zotrec library` lists them)",
              f"Skipped {len(read.skipped)} library entries: {summary}")
         broken = [s for s in read.skipped if s.unreadable]

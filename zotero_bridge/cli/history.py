@@ -14,9 +14,12 @@ from zotero_bridge.cli.common import friendly_errors
               help="How many recent runs to list (with their papers).")
 @click.option("--forget", metavar="user:ID|group:ID|all",
               help="Forget what zotrec learned about this library (or all): it then starts afresh.")
+@click.option("--reset-seen", is_flag=True,
+              help="Forget which daily (arXiv) papers were shown, for every library; a damaged seen.sqlite is "
+                   "moved aside.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @friendly_errors
-def history_command(library, show_runs, forget, fmt):
+def history_command(library, show_runs, forget, reset_seen, fmt):
     """Show the recommendations zotrec wrote (per library, per run) and each one's fate.
 
     A fate is read from Zotero on the next sync: kept (tagged, filed elsewhere, annotated, noted or
@@ -32,7 +35,13 @@ def history_command(library, show_runs, forget, fmt):
     from zotero_bridge.feedback.history_view import render_history
     from zotero_bridge.feedback.memory import Memory
 
-    with Memory() as memory:
+    if reset_seen:
+        from zotero_bridge.feedback.seen import reset_seen as start_afresh
+
+        click.echo(start_afresh())
+        return
+
+    with Memory(read_only=not forget) as memory:  # only --forget writes
         if forget:
             count = memory.forget(None if forget == "all" else forget)
             click.echo(f"Forgot {plural(count, 'paper')}{'' if forget == 'all' else ' of ' + forget}.")

@@ -203,5 +203,7 @@ def evaluate_library_command(libraries, library_id, library_type, api_key, endpo
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
     result = evaluate_library_holdout(read.items, load_corpus_papers(corpus_paths), holdout,
                                       aggregation=aggregation, model=model, representation=features)
-    click.echo(json.dumps(dataclasses.asdict(result), indent=2) if fmt == "json" else format_holdout(result),
-               nl=fmt == "json")
+    from recommender.formats.output import safe_json, safe_text  # the hidden items' titles are the library's text
+
+    click.echo(safe_json(json.dumps(dataclasses.asdict(result), indent=2)) if fmt == "json"
+               else safe_text(format_holdout(result)), nl=fmt == "json")

@@ -5,22 +5,25 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from recommender.formats.output import safe_json, safe_text
 from recommender.words import plural
 from zotero_bridge.feedback.memory import Memory
 
 
 def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> str:
+    """The history as text for a terminal or as JSON; its titles and steering texts came from a corpus, so
+    they pass `safe_text` (`safe_json`) like every other output."""
     libraries = [library] if library else memory.libraries()
     listed = [run for name in libraries for run in memory.runs(name)[:runs]]
     papers = {name: memory.papers(name) for name in libraries}
     if fmt == "json":
-        return json.dumps({
+        return safe_json(json.dumps({
             "file": str(memory.path),
             "runs": [{"run": r[0], "library": r[1], "at": r[2], "collection": r[3],
                       "steering": memory.steering(r[0]),
                       "papers": [asdict(s) for s in memory.shown(r[0])]} for r in listed],
             "papers": [{"library": name, **asdict(p)} for name, found in papers.items() for p in found.values()],
-        }, ensure_ascii=False, indent=2) + "\n"
+        }, ensure_ascii=False, indent=2) + "\n")
     if not libraries:
         return f"zotrec has not written to any library yet ({memory.path}).\n"
     lines = [f"History in {memory.path}"]
@@ -43,7 +46,7 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
             for shown in memory.shown(run_id):
                 rank = f"#{shown.rank}" if shown.rank else "  "
                 lines.append(f"      {shown.action:<7} {rank:>4}  {shown.title}")
-    return "\n".join(lines) + "\n"
+    return safe_text("\n".join(lines)) + "\n"
 
 
 def steering_line(steering: dict | None) -> str:

@@ -8,9 +8,10 @@ in it are stored in one transaction: a killed run leaves the previous state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,8 @@ CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGE
 CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
 """
+LOCK_WAIT_SECONDS = 30.0  # how long a memory file another zotrec run holds is waited for before saying so
+HISTORY_AFRESH = "move it away to start afresh (zotrec then forgets what you kept and dismissed)"
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
 TRASHED = "trashed"  # zotrec took it out and moved it to Zotero's trash (created by zotrec, never touched)
 
@@ -67,6 +70,38 @@ class ShownPaper:
     action: str
 
 
+def check_whole(db: sqlite3.Connection) -> None:
+    """sqlite3.DatabaseError unless every page of the file reads (a damaged page otherwise surfaces later, in
+    the middle of a run, as "database disk image is malformed"); a memory file is small, the check quick."""
+    found = db.execute("PRAGMA quick_check(1)").fetchone()
+    if not found or found[0] != "ok":
+        raise sqlite3.DatabaseError(f"damaged pages: {found[0] if found else 'no answer'}")
+
+
+def is_locked(error: Exception) -> bool:
+    """SQLite's answer when another connection holds the file (SQLITE_BUSY / SQLITE_LOCKED)."""
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
+
+
+class MemoryLocked(BridgeError):
+    """A memory file another zotrec run still held after LOCK_WAIT_SECONDS."""
+
+
+class MemoryDamaged(BridgeError):
+    """A memory file SQLite cannot read (damaged pages, not a database)."""
+
+
+def unusable(path: Path, error: Exception, what: str, afresh: str) -> BridgeError:
+    """One line for a memory file SQLite could not use: a lock another zotrec run holds is said as a lock
+    (waited for LOCK_WAIT_SECONDS first), never answered with "move it away"; anything else is damage, and
+    `afresh` says how to start again."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if is_locked(error):
+        return MemoryLocked(f"{path}: {what} is in use by another zotrec run (still locked after "
+                            f"{LOCK_WAIT_SECONDS:g} s); nothing was changed, run again when it has finished")
+    return MemoryDamaged(f"{path}: {what} is damaged ({text}); {afresh}")
+
+
 def memory_path(data_dir: Path | None = None) -> Path:
     from recommender.store import data_dir as default_data_dir  # $ZOTREC_DATA_DIR, else the user data folder
 
@@ -74,10 +109,14 @@ def memory_path(data_dir: Path | None = None) -> Path:
 
 
 class Memory:
-    """Open (creating it 0600) the history file at `path`."""
+    """Open (creating it 0600) the history file at `path`; `read_only` for a caller that only reads it
+    (reading-list, `zotrec history`): then nothing is made or written, so a read-only data folder still reads."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path) if path else memory_path()
+        if read_only:
+            self._open_to_read()
+            return
         from recommender.store import prepare_private_file, private_dir
 
         new = not self.path.exists() and not self.path.is_symlink()
@@ -85,24 +124,52 @@ class Memory:
             with self._room("nothing was written to it"):
                 private_dir(self.path.parent)  # 0700 whatever the umask
                 prepare_private_file(self.path, "history", replace_link=False)  # never through a link
-                self.db = sqlite3.connect(self.path)
+                self.db = sqlite3.connect(self.path, timeout=LOCK_WAIT_SECONDS)
                 try:
                     self.db.executescript(SCHEMA)
                     _add_steering_column(self.db)
+                    check_whole(self.db)
                 except sqlite3.DatabaseError as error:
                     self.db.close()
                     if is_disk_full(error):
                         raise
-                    raise BridgeError(f"{self.path}: zotrec's history is damaged ({error}); move it away to start "
-                                      "afresh (zotrec then forgets what you kept and dismissed)") from None
+                    raise unusable(self.path, error, "zotrec's history", HISTORY_AFRESH) from None
         except BridgeError:
             if new and self.path.is_file() and self.path.stat().st_size == 0:
                 self.path.unlink()  # no empty history left behind
             raise
 
-    def _room(self, kept: str):
-        """A full disk is one line naming the file; the history is not damaged by it."""
-        return full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})")
+    def _open_to_read(self) -> None:
+        """The file opened read-only (tables an older history lacks stand in empty, as TEMP tables); no file
+        yet reads as an empty history, kept in memory."""
+        if self.path.is_symlink():
+            raise BridgeError(f"{self.path}: zotrec's history is a link; refusing to follow it (move it away)")
+        try:
+            if not self.path.is_file():
+                self.db = sqlite3.connect(":memory:")
+                self.db.executescript(SCHEMA)
+                return
+            self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=LOCK_WAIT_SECONDS)
+            check_whole(self.db)
+            have = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for statement in SCHEMA.split(";"):
+                name = statement.split("EXISTS", 1)[-1].split("(", 1)[0].strip()
+                if name and name not in have:
+                    self.db.execute(statement.replace("CREATE TABLE", "CREATE TEMP TABLE"))
+        except sqlite3.DatabaseError as error:
+            raise unusable(self.path, error, "zotrec's history", HISTORY_AFRESH) from None
+
+    @contextlib.contextmanager
+    def _room(self, kept: str) -> Iterator[None]:
+        """A full disk is one line naming the file (the history is not damaged by it), and so is a lock another
+        run held past LOCK_WAIT_SECONDS."""
+        try:
+            with full_disk_in_one_line(self.path, f"zotrec's history is unharmed ({kept})"):
+                yield
+        except sqlite3.OperationalError as error:
+            if not is_locked(error):
+                raise
+            raise unusable(self.path, error, "zotrec's history", "") from None
 
     def close(self) -> None:
         self.db.close()

@@ -62,7 +62,7 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
         library = read_web_view(web, options)
     else:
         return None
-    with Memory() as memory:
+    with Memory(read_only=True) as memory:  # reading needs no write access
         name = library.name
         if name == LEGACY_LOCAL and argument is not None:  # a desktop database with no account: its history
             name = desktop_history(memory.db, library.view.items) or name  # is kept by its server id

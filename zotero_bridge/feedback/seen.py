@@ -10,15 +10,19 @@ own memory keeps its rules.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from recommender.streams import is_stream_id
+from recommender.words import plural
 from zotero_bridge.errors import BridgeError
+from zotero_bridge.feedback import memory as history
+from zotero_bridge.feedback.memory import MemoryDamaged, check_whole, is_locked, unusable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
@@ -53,27 +57,40 @@ def seen_path() -> Path:
     return data_dir() / "seen.sqlite"
 
 
-class SeenMemory:
-    """Open (creating it 0600, never through a link) the seen memory."""
+WHAT = "zotrec's memory of papers shown"
+AFRESH = "`zotrec history --reset-seen` starts it afresh (papers shown before may then be shown once more)"
 
-    def __init__(self, path: Path | None = None) -> None:
+
+class SeenMemory:
+    """Open (creating it 0600, never through a link) the seen memory; `read_only` opens an existing one only
+    to read it, so a read-only data folder still lists. A lock is waited for, then said as a lock; damaged
+    pages are found at the open (one line), never in the middle of a run."""
+
+    def __init__(self, path: Path | None = None, *, read_only: bool = False) -> None:
         from recommender.store import private_dir
 
         self.path = Path(path) if path else seen_path()
-        private_dir(self.path.parent)
         if self.path.is_symlink():
             raise BridgeError(f"{self.path} is a link; zotrec does not write through links (move it away)")
+        if not read_only:
+            private_dir(self.path.parent)  # another user's folder is its own one line (NotPrivate)
         try:
-            handle = os.open(self.path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            try:
-                os.fchmod(handle, 0o600)  # 0600 whatever the umask, on the file opened (never through a link)
-            finally:
-                os.close(handle)
-            self.db = sqlite3.connect(self.path, timeout=30)
-            self.db.executescript(SCHEMA)
+            if read_only:
+                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                          timeout=history.LOCK_WAIT_SECONDS)
+            else:
+                handle = os.open(self.path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                try:
+                    os.fchmod(handle, 0o600)  # 0600 whatever the umask, on the file opened (never through a link)
+                finally:
+                    os.close(handle)
+                self.db = sqlite3.connect(self.path, timeout=history.LOCK_WAIT_SECONDS)
+                self.db.executescript(SCHEMA)
+            check_whole(self.db)
         except (OSError, sqlite3.DatabaseError) as error:
-            raise BridgeError(f"{self.path}: zotrec's memory of papers shown cannot be used ({error}); move it "
-                              "away to start afresh") from None
+            if isinstance(error, OSError) and not isinstance(error, sqlite3.Error):
+                raise BridgeError(f"{self.path}: {WHAT} cannot be used ({error.strerror or error})") from None
+            raise unusable(self.path, error, WHAT, AFRESH) from None
 
     def __enter__(self) -> SeenMemory:
         return self
@@ -82,21 +99,55 @@ class SeenMemory:
         self.db.close()
 
     def first_days(self, library: str) -> dict[str, str]:
-        """corpus id → the day (ISO) it was first shown to `library`."""
-        return dict(self.db.execute("SELECT corpus_id, first_day FROM seen WHERE library = ?", (library,)))
+        """corpus id → the day (ISO) it was first shown to `library` (none from a file without the table yet)."""
+        try:
+            return dict(self.db.execute("SELECT corpus_id, first_day FROM seen WHERE library = ?", (library,)))
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                return {}
+            raise unusable(self.path, error, WHAT, AFRESH) from None
 
     def remember(self, library: str, ids: Iterable[str], day: date, via: str) -> int:
         """Record `ids` as shown on `day` (a paper shown before keeps its first day); returns how many were new."""
         rows = [(library, corpus_id, day.isoformat(), via) for corpus_id in ids if is_daily(corpus_id)]
-        with self.db:
+        with self._written(), self.db:
             before = self.db.total_changes
             self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?)", rows)
             return self.db.total_changes - before
 
     def forget(self, library: str | None = None) -> None:
-        with self.db:
+        with self._written(), self.db:
             self.db.execute("DELETE FROM seen" + (" WHERE library = ?" if library else ""),
                             (library,) if library else ())
+
+    @contextlib.contextmanager
+    def _written(self) -> Iterator[None]:
+        """A write another run held past the wait is one line naming the lock (nothing was changed)."""
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if not is_locked(error):
+                raise
+            raise unusable(self.path, error, WHAT, AFRESH) from None
+
+
+def reset_seen(path: Path | None = None) -> str:
+    """Start the seen memory afresh, for every library: a sound file forgets its papers, a damaged one is moved
+    aside (`seen.sqlite.damaged`, kept for a look) so that the next list makes a new one. A lock is an error."""
+    path = Path(path) if path else seen_path()
+    if not path.is_file() or path.is_symlink():
+        return f"No memory of papers shown at {path}; nothing to reset."
+    try:
+        with SeenMemory(path) as memory:
+            count = memory.db.execute("SELECT COUNT(*) FROM seen").fetchone()[0]
+            memory.forget()
+        return f"Forgot {plural(count, 'paper')} shown before ({path})."
+    except MemoryDamaged:
+        aside = path.with_name(path.name + ".damaged")
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        return f"Moved the damaged {path.name} to {aside}; the next list starts a new memory of papers shown."
 
 
 def earlier(first_days: dict[str, str], day: date) -> set[str]:
@@ -127,7 +178,7 @@ class SeenFilter:
         if include or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)) \
                 or not seen_path().is_file():
             return cls(library, day, include=include)
-        with SeenMemory() as memory:
+        with SeenMemory(read_only=True) as memory:  # reading needs no write access
             first = memory.first_days(library)
         return cls(library, day, frozenset(earlier(first, day)))
 

@@ -24,7 +24,7 @@ ATOM = "http://www.w3.org/2005/Atom"
 
 
 def entry_id(corpus_id: str) -> str:
-    return "urn:zotrec:paper:" + quote(corpus_id, safe=":._-/")
+    return "urn:zotrec:paper:" + quote(safe_text(corpus_id), safe=":._-/")
 
 
 def render_atom(recs: Sequence[Recommendation], *, title: str, library: str = "", corpus: str = "",
@@ -44,7 +44,7 @@ def render_atom(recs: Sequence[Recommendation], *, title: str, library: str = ""
     ET.register_namespace("", ATOM)
     feed = ET.Element(f"{{{ATOM}}}feed")
     _text(feed, "title", title)
-    _text(feed, "id", "urn:zotrec:feed:" + hashlib.sha256(f"{library}\n{corpus}".encode()).hexdigest()[:32])
+    _text(feed, "id", "urn:zotrec:feed:" + hashlib.sha256(safe_text(f"{library}\n{corpus}").encode()).hexdigest()[:32])
     _text(feed, "updated", stamp)
     if self_href:
         ET.SubElement(feed, f"{{{ATOM}}}link", rel="self", type="application/atom+xml", href=self_href)

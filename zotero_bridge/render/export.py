@@ -84,6 +84,12 @@ def bibtex_escape(text: str) -> str:
     return _BIBTEX_ESCAPE.sub(lambda m: specials[m.group(0)], " ".join(text.split()))
 
 
+def _verbatim(text: str) -> str:
+    """A DOI or URL as BibTeX keeps it verbatim: a brace or backslash in it, which would end the field or the
+    entry early, percent-encoded (as a link may be)."""
+    return re.sub(r"[{}\\]", lambda match: f"%{ord(match.group()):02X}", " ".join(text.split()))
+
+
 def _balanced(text: str) -> bool:
     depth = 0
     for char in text:
@@ -113,9 +119,9 @@ def to_bibtex(recs: Sequence[Recommendation]) -> str:
         if paper.year:
             entry["year"] = str(paper.year)
         if paper.doi:
-            entry["doi"] = paper.doi
+            entry["doi"] = _verbatim(paper.doi)
         if paper.url:
-            entry["url"] = paper.url
+            entry["url"] = _verbatim(paper.url)
         database.entries.append(entry)
     writer = BibTexWriter()
     writer.order_entries_by = None  # keep the ranking order

@@ -249,6 +249,25 @@ def skipped_summary(skipped: Sequence[Skipped]) -> dict[str, int]:
     return dict(Counter("unparseable entry" if s.unreadable else s.reason for s in skipped))
 
 
+SKIPPED_KINDS_SHOWN = 3  # a summary line names this many kinds of skipped entry, then counts the rest
+SKIPPED_REASON_CHARS = 60  # a reason (an item type a file made up, say) is cut there in the summary
+
+
+def skipped_text(skipped: Sequence[Skipped]) -> str:
+    """The skipped entries on one short line: '3 note, 1 in the trash', or with many kinds (200 made-up item
+    types made one 30 KB line) the commonest few and 'and 197 entries of 197 other kinds'."""
+    counts = list(skipped_summary(skipped).items())
+    if len(counts) > SKIPPED_KINDS_SHOWN:
+        counts.sort(key=lambda pair: -pair[1])  # stable: among equals, the order they came in
+    parts = [f"{n} {reason if len(reason) <= SKIPPED_REASON_CHARS else reason[:SKIPPED_REASON_CHARS - 1] + '…'}"
+             for reason, n in counts[:SKIPPED_KINDS_SHOWN]]
+    rest = counts[SKIPPED_KINDS_SHOWN:]
+    if rest:
+        parts.append(f"and {plural(sum(n for _, n in rest), 'entry', 'entries')} of "
+                     f"{plural(len(rest), 'other kind')}")
+    return ", ".join(parts)
+
+
 def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt: str,
                    width: int | None = None) -> str:
     """What was read, as JSON or a table `width` columns wide (default: the terminal's, $COLUMNS, or a fixed
@@ -263,6 +282,5 @@ def render_library(items: Sequence[LibraryItem], skipped: Sequence[Skipped], fmt
     from zotero_bridge.render.library_table import render_table
 
     text = render_table(items, plural(len(items), "item"), _plain, width)
-    summary = skipped_summary(skipped)
-    text += "Skipped: " + _plain(", ".join(f"{n} {reason}" for reason, n in summary.items()) or "nothing") + "\n"
+    text += "Skipped: " + _plain(skipped_text(skipped) or "nothing") + "\n"
     return text

@@ -16,11 +16,12 @@ from recommender.formats.output import safe_text
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&])")
 _LINE_START = re.compile(r"^(\d*)([-+.)])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\s]")
+_CONTROL = re.compile("[\\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 
 
 def safe_url(url: object) -> str | None:
-    """`url` when it is an http or https link with a host (no spaces or control characters), else None."""
+    """`url` when it is an http or https link with a host (no spaces, control characters — C1 included, as it
+    goes raw into a terminal's OSC 8 link — bidi overrides or non-characters), else None."""
     if not isinstance(url, str):
         return None
     url = url.strip()

@@ -39,7 +39,10 @@ def parse_answer(body: bytes, where: str) -> StreamPage:
         check_markup(bytes(body), where, MAX_ENTRIES)
     except ValueError as error:
         raise AnswerError(str(error)) from None
-    parsed = feedparser.parse(bytes(body))
+    try:
+        parsed = feedparser.parse(bytes(body))
+    except (ValueError, LookupError) as error:  # an encoding name feedparser cannot use ("utf\0-8", "x-nope")
+        raise AnswerError(f"{where}: not an arXiv API Atom answer ({str(error)[:160]})") from None
     feed = parsed.get("feed", {})
     entries = parsed.get("entries", [])
     if parsed.get("bozo") and not entries and "opensearch_totalresults" not in feed:

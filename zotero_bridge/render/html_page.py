@@ -90,7 +90,7 @@ def steering(context: ListContext) -> list[tuple[str, str]]:
     if context.interests:
         lines.append(("Interests", " · ".join(context.interests)))
     if context.unserved:
-        lines.append(("No good paper", "in this corpus for " + " · ".join(context.unserved)))
+        lines.append(("No good paper", "this corpus has none for " + " · ".join(context.unserved)))
     if context.seen_left_out:
         lines.append(("Seen", f"{plural(context.seen_left_out, 'paper')} shown on an earlier day left out "
                               "(--include-seen shows them)"))

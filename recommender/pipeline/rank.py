@@ -58,7 +58,7 @@ def rank(recommender: Recommender, library: Library, options: RankOptions = Rank
     whole = bool(feedback) or options.every_paper
     recs = recommender.recommend(owned, top_n=0 if whole else options.top_n, profile=profile,
                                  steering=options.steering, caches=caches)
-    unserved = recs.unserved
+    unserved = getattr(recs, "unserved", ())  # a Recommender stand-in may return a plain list
     if feedback:
         texts = [item.text for item in profile if item.text.strip()]
         rows = recommender.representation.transform(texts) if texts else None

@@ -8,11 +8,14 @@ is built seat by seat, and nothing in it depends on how long the shown list is, 
 share of s − LEAD (`entitlements`: the divisor method assigned seat by seat, house-monotone, unlike the largest
 remainder whose Alabama paradox reshuffled `-n 10` against `-n 20`; the lead keeps the best papers first). Seat s goes to the best remaining paper
 by score when its interest is owed a seat or no interest that still has candidates is; otherwise to the
-owed interest's next candidate. An interest's candidates are its *strong* papers: within the POOL_FACTOR·WINDOW
-best scores and in the top WINDOW by score or at least as close to their nearest item as the top WINDOW's
-STRONG_QUANTILE paper (measured on the default list's top 20 whatever N is shown); its best paper per library
-item comes first, the items taken farthest-first from the interest's best paper (so the seats span the
-interest), then its other papers by score. Past the seats every interest can fill, the list is in score order.
+owed interest's next candidate. An interest's candidates are the papers that *earn* a seat (issue 39): within
+the POOL_FACTOR·WINDOW best scores (the plain top 60: below it a paper is not worth showing, whatever its
+interest), at least as close to their nearest item as the top WINDOW's STRONG_QUANTILE paper (measured on the
+default list's top 20 whatever N is shown) and at least the match's weak-list similarity; its best paper per
+library item comes first, the items taken farthest-first from the interest's best paper (so the seats span the
+interest), then its other papers by score. Past the seats every interest can fill, the list is in score order;
+with fewer than two interests that have candidates it is the plain order, and the interests without any are
+named in the list's header.
 """
 
 from __future__ import annotations

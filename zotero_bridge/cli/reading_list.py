@@ -134,7 +134,7 @@ def ranked_list(built, libraries, items, settings, top_n, *, collection=None, st
                             click.get_current_context().meta.get("zotrec.group"), settings)
     library = replace(library, profile=profile_for(library.items, collection))
     recs = rank(recommender, library, RankOptions(top_n=seen.widened(top_n), steering=steering), built.caches)
-    return Ranked(seen.apply(recs, top_n), recs.unserved), seen
+    return Ranked(seen.apply(recs, top_n), getattr(recs, "unserved", ())), seen
 
 
 def warn_if_weak(recs, items, features: str) -> None:

@@ -19,17 +19,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.interests_citeulike import say  # noqa: E402
-from recommender.collaborative.datasets import load_dataset  # noqa: E402
-from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
-from recommender.evaluation import peers  # noqa: E402
-from recommender.evaluation.folds import item_cold_folds, means, ranking_metrics, settings_for  # noqa: E402
-from recommender.evaluation.protocol import dense_report_rows  # noqa: E402
-from recommender.evaluation.splits import DenseItems, adapted_fold, prepare_fold, users_only  # noqa: E402
-from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
+from benchmarks.interests_citeulike import fold_sample, say, shipped_fusion  # noqa: E402
+from recommender.evaluation.folds import means, ranking_metrics  # noqa: E402
 from recommender.scoring.aggregation import reasons_for  # noqa: E402
 from recommender.scoring.facets import POOL_FACTOR, proportional_order  # noqa: E402
-from recommender.scoring.fusion import fuse  # noqa: E402
 from recommender.scoring.interests import cluster_labels  # noqa: E402
 from recommender.scoring.match import CALIBRATIONS  # noqa: E402
 
@@ -54,18 +47,8 @@ def seat_picks(new: np.ndarray, plain_place: np.ndarray) -> np.ndarray:
 
 
 def main(spec: str, n_users: int) -> None:
-    data = load_dataset(spec)
-    vectors = dense_report_rows(data, DenseRepresentation())
-    fold = prepare_fold(data, item_cold_folds(data.n_items)[0], settings_for(data), DenseItems(vectors, MODEL_ID))
-    sample = np.sort(np.random.default_rng(0).choice(len(fold.users), size=min(n_users, len(fold.users)),
-                                                     replace=False))
-    fold = users_only(fold, sample)
-    provenance = DenseCollaborativeModel.load(SHIPPED_MODEL).provenance
-    weights = dict(provenance["fusion_weights"])
-    weights["content"] = 1.0 - sum(weights.values())
-    parts = peers.fused_signals(fold, "top5")
-    parts["learned"] = peers.learned_scores(adapted_fold(fold, provenance["adapter_beta"]))
-    shipped = fuse(parts, weights)
+    data, fold = fold_sample(spec, n_users)
+    shipped = shipped_fusion(fold)[0]
     labels = [cluster_labels(fold.train_vectors[positions]) for positions in fold.positions]
     several = [row for row in range(len(fold.users)) if labels[row].max() >= 1]
     say(f"{data.name} fold 0, {len(fold.users)} users, {len(several)} with two interests or more")

@@ -22,15 +22,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.interests_citeulike import say  # noqa: E402
-from recommender.collaborative.datasets import load_dataset  # noqa: E402
+from benchmarks.interests_citeulike import fold_sample, say, shipped_fusion  # noqa: E402
 from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
 from recommender.evaluation import peers  # noqa: E402
-from recommender.evaluation.folds import item_cold_folds, ranking_metrics, settings_for  # noqa: E402
-from recommender.evaluation.protocol import dense_report_rows  # noqa: E402
-from recommender.evaluation.splits import DenseItems, adapted_fold, prepare_fold, users_only  # noqa: E402
-from recommender.features.dense import MODEL_ID, DenseRepresentation  # noqa: E402
-from recommender.scoring.fusion import CONTENT_WEIGHTS, default_weights, fuse  # noqa: E402
+from recommender.evaluation.folds import ranking_metrics  # noqa: E402
+from recommender.features.dense import DenseRepresentation  # noqa: E402
+from recommender.scoring.fusion import CONTENT_WEIGHTS, fuse  # noqa: E402
 
 THRESHOLDS = (0.56, 0.58, 0.60, 0.62, 0.64)
 BUCKETS = (("≤ 20", 0, 20), ("21–50", 21, 50), ("> 50", 51, 10**9))
@@ -54,12 +51,7 @@ def library_reach(rows: np.ndarray, neighbour_vectors: np.ndarray, own: np.ndarr
 
 
 def main(spec: str, n_users: int) -> None:
-    data = load_dataset(spec)
-    vectors = dense_report_rows(data, DenseRepresentation())
-    fold = prepare_fold(data, item_cold_folds(data.n_items)[0], settings_for(data), DenseItems(vectors, MODEL_ID))
-    sample = np.sort(np.random.default_rng(0).choice(len(fold.users), size=min(n_users, len(fold.users)),
-                                                     replace=False))
-    fold = users_only(fold, sample)
+    data, fold = fold_sample(spec, n_users)
     model = DenseCollaborativeModel.load(SHIPPED_MODEL)
     model._load_neighbours()
     neighbours = model.neighbour_vectors
@@ -71,10 +63,8 @@ def main(spec: str, n_users: int) -> None:
     say(f"{data.name} fold 0, {len(fold.users)} users; library reach (own items left out: {same_data}): median "
         f"{np.median(reach):.3f}, q10 {np.quantile(reach, 0.1):.3f}, q25 {np.quantile(reach, 0.25):.3f}; "
         + ", ".join(f"< {t}: {np.mean(reach < t):.1%}" for t in THRESHOLDS))
-    parts = peers.fused_signals(fold, "top5")
-    shipped_parts = dict(parts, learned=peers.learned_scores(adapted_fold(fold, model.provenance["adapter_beta"])))
+    shipped, parts, _, _ = shipped_fusion(fold)
     content_parts = dict(parts, learned=peers.learned_scores(fold))
-    shipped = fuse(shipped_parts, default_weights(model).shares(list(shipped_parts)))
     content = fuse(content_parts, CONTENT_WEIGHTS.shares(list(content_parts)))
     recall = {"shipped": ranking_metrics(shipped, fold.relevant, seed=0)["recall@50"],
               "content form (--model none)": ranking_metrics(content, fold.relevant, seed=0)["recall@50"]}

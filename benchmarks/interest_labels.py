@@ -2,7 +2,8 @@
 interests.py on dense rows, as the default finds them), each one's label, its size, its three most central
 titles (nearest the interest's mean row), and how well the label's words retrieve the interest's own items
 against the rest of the library: an item is retrieved when its title holds one of the label's words (plurals
-folded, generic words such as "learning" or "introduction" left out: they name nothing); precision, recall and F1 per interest, and the mean F1 over interests weighted by size.
+folded, generic words such as "learning" or "introduction" left out: they name nothing); precision, recall and
+F1 per interest, and the mean F1 over interests weighted by size.
 
     python benchmarks/interest_labels.py [--mixed N] [library files: .bib, zotero.sqlite, …] [--json out.json]
     python benchmarks/interest_labels.py --compare before.json after.json   # both scored by this checkout

@@ -133,8 +133,8 @@ def spread(item_rows, items: np.ndarray, wanted: int | None = None) -> np.ndarra
     return np.asarray(picked, dtype=np.int64)
 
 
-def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.ndarray,
-                   window: int = WINDOW, *, nearest=None, floor: float = 0.0) -> tuple[np.ndarray, Interests, tuple[str, ...]]:
+def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.ndarray, window: int = WINDOW, *,
+                   nearest=None, floor: float = 0.0) -> tuple[np.ndarray, Interests, tuple[str, ...]]:
     """The profile's interests, `order` re-ranked by them (proportional_order; `window` is the strong bar's
     list, never the shown list's length, so every -n shows a prefix of the same order; `floor` the similarity
     a promoted paper needs) and the interests with no paper that earns a seat (none good in this corpus).

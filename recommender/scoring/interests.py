@@ -78,17 +78,18 @@ def library_interests(collections: Sequence[Sequence[str]], titles: Sequence[str
         return Interests(np.zeros(len(titles), dtype=np.int64), ("",), "one")
     # a large library is named from the titles it is clustered on, and each cluster's first
     named = np.union1d(_sample(len(titles), seed), np.unique(labels, return_index=True)[1])
-    names = cluster_names([titles[i] for i in named], labels[named], central=central_items(_dense(rows, seed)[named],
-                                                                                            labels[named]))
-    return Interests(labels, names, "clusters")
+    central = central_items(dense_part(rows)[named], labels[named])
+    return Interests(labels, cluster_names([titles[i] for i in named], labels[named], central=central), "clusters")
 
 
-def central_items(points: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Each cluster's most central row (the closest to its mean; ties: the first), a position in `points`."""
+def central_items(points, labels: np.ndarray) -> np.ndarray:
+    """Each cluster's most central row (the most similar to its mean row; ties: the first), a position in
+    `points` (dense or sparse rows, as the library's features give them)."""
     central = np.zeros(labels.max() + 1, dtype=np.int64)
     for label in range(len(central)):
         members = np.flatnonzero(labels == label)
-        closeness = points[members] @ points[members].mean(axis=0)
+        block = points[members]
+        closeness = np.asarray(block @ np.asarray(block.mean(axis=0)).ravel()).ravel()
         central[label] = members[int(np.argmax(closeness))]
     return central
 
@@ -264,7 +265,8 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
 def _short_title(title: str) -> str:
     """A title as a name: its first SHORT_TITLE_WORDS words, quoted."""
     words = title.split()
-    return "\u201c" + " ".join(words[:SHORT_TITLE_WORDS]) + ("\u2026" if len(words) > SHORT_TITLE_WORDS else "") + "\u201d"
+    cut = " ".join(words[:SHORT_TITLE_WORDS]) + ("\u2026" if len(words) > SHORT_TITLE_WORDS else "")
+    return f"\u201c{cut}\u201d"
 
 
 def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
@@ -293,8 +295,7 @@ def _contains(phrase: str, part: str) -> bool:
 
 
 def _terms(title: str) -> list[str]:
-    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule; no pair spans a stop word (runs of
-    three tried for issue 39 named interests by accidents of one title: "series final cut")."""
+    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule; no pair spans a stop word."""
     from recommender.features.lexical import ENGLISH_STOP_WORDS, words
 
     tokens = words(title, frozenset())

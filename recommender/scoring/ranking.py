@@ -182,10 +182,11 @@ class Recommender:
         cover = self.interests and steer_rows is None
         # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
         nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
-        floor = CALIBRATIONS[self.representation.name].low_best if self.representation.name in CALIBRATIONS else 0.0
+        # a seat needs the weak-list similarity (match.py); unread items' tf-idf reasons are on another scale
+        calibration = CALIBRATIONS.get(self.representation.name)
+        floor = calibration.low_best if calibration is not None and unread is None else 0.0
         order, interests, unserved = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest,
-                                                     floor=floor if unread is None else 0.0)
-                                      if cover else (order, None, ()))
+                                                     floor=floor) if cover else (order, None, ()))
         if top_n:
             order = order[:top_n]
         with scoring_threads():

@@ -56,20 +56,31 @@ def reranked(scores: np.ndarray, item_rows: np.ndarray, labels: np.ndarray, cand
     return out
 
 
-def main(spec: str, n_users: int) -> None:
+def fold_sample(spec: str, n_users: int):
+    """(the dataset, fold 0's test split with a seeded sample of `n_users` of its users) on dense rows."""
     data = load_dataset(spec)
     vectors = dense_report_rows(data, DenseRepresentation())
     fold = prepare_fold(data, item_cold_folds(data.n_items)[0], settings_for(data), DenseItems(vectors, MODEL_ID))
     sample = np.sort(np.random.default_rng(0).choice(len(fold.users), size=min(n_users, len(fold.users)),
                                                      replace=False))
-    fold = users_only(fold, sample)
+    return data, users_only(fold, sample)
+
+
+def shipped_fusion(fold):
+    """(the shipped form's fused scores, its signals, the fold in the adapter's space, its weights): the shipped
+    model's fusion weights and its linear model in the adapter's space, as a Zotero user of the default gets them."""
     provenance = DenseCollaborativeModel.load(SHIPPED_MODEL).provenance
     weights = dict(provenance["fusion_weights"])
     weights["content"] = 1.0 - sum(weights.values())
     parts = peers.fused_signals(fold, "top5")
     adapted = adapted_fold(fold, provenance["adapter_beta"])
     parts["learned"] = peers.learned_scores(adapted)
-    shipped = fuse(parts, weights)
+    return fuse(parts, weights), parts, adapted, weights
+
+
+def main(spec: str, n_users: int) -> None:
+    data, fold = fold_sample(spec, n_users)
+    shipped, parts, adapted, weights = shipped_fusion(fold)
     labels = [cluster_labels(fold.train_vectors[positions]) for positions in fold.positions]
     counts = np.array([label.max() + 1 for label in labels])
     say(f"{data.name} fold 0, {len(fold.users)} users, weights {weights}; interests per user: "

@@ -13,7 +13,7 @@ the step `recommend` applies, checked against `recommend` with the creators for 
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/own_papers.py [--min-papers 6] [--held-out 2] \
         [--weights '{"lexical": 0.024, "learned": 0.56, "collaborative": 0.2}'] [--fine '{"nearest": 0.3}'] \
-        [--json OUT]
+        [--self-validate] [--json OUT]
 
 --weights / --fine add a row: the shipped model with those FusionWeights (keys it lacks are ignored with a
 warning) and that fine order ('{}': none; left out: the model's); repeat them for more rows in one run. Prints a markdown table and the process's
@@ -53,6 +53,8 @@ from recommender.scoring.ranking import Recommender  # noqa: E402
 log = logging.getLogger("own_papers")
 DEFAULT = "zotrec default (fused, fine order, shipped model)"
 LIST_ORDER = "zotrec default, list order (interests)"
+NONE = "zotrec --model none"
+SELF_VALIDATED = "self-validated: the default or --model none, by the profile's leave-one-out"
 PEERS = ("max", "mean", "top3", "top5", "top10")
 SIZE_BUCKETS = ((1, 5), (6, 8), (9, 10**6))  # profile items
 
@@ -90,7 +92,7 @@ def rules(built, extra: list[tuple[FusionWeights | None, dict | None]]) -> dict[
                   corpus_keys=CorpusKeys(papers), interests=False)  # the interests reorder the list, not a score
     out = {DEFAULT: shipped,
            "zotrec, no fine order": Recommender(papers, model=model, fine_order=False, **common),
-           "zotrec --model none": Recommender(papers, model=None, **common),
+           NONE: Recommender(papers, model=None, **common),
            "zotrec --aggregation top5 (with the model)": Recommender(papers, aggregation="top5", model=model, **common)}
     out.update({f"dense {name}": Recommender(papers, aggregation=name, **common) for name in PEERS})
     out["tf-idf top5"] = Recommender(papers, representation="tfidf", aggregation="top5",
@@ -101,6 +103,18 @@ def rules(built, extra: list[tuple[FusionWeights | None, dict | None]]) -> dict[
             given.fine = fine
         out[f"given {number + 1}: {given.weights}, fine {given.fine}"] = given
     return out
+
+
+def held_out_rank(recommender: Recommender, items: list, profile: list[int], position: dict[int, int],
+                  size: int) -> float:
+    """The mean place (0: first) of each profile paper among the unowned corpus when the rest of the profile
+    ranks it: the library's own evidence of how well a form orders its field (issue 39, self-validation)."""
+    places = []
+    for left_out, paper in enumerate(profile):
+        rest = items[:left_out] + items[left_out + 1:]
+        scores = full_scores(recommender.recommend(rest, top_n=0), position, size)
+        places.append(float((scores > scores[paper]).sum()))
+    return float(np.mean(places))
 
 
 def full_scores(recommendations, position: dict[int, int], size: int, by_rank: bool = False) -> np.ndarray:
@@ -133,7 +147,10 @@ def run(args) -> dict:
         scorers = {name: scorer for name, scorer in scorers.items()
                    if name == DEFAULT or any(name.startswith(prefix) for prefix in args.rules)}
     index, position = corpus_authors(corpus), {id(paper): number for number, paper in enumerate(corpus)}
-    parts = {name: {"bare": [], "authors": []} for name in [DEFAULT, LIST_ORDER, *list(scorers)[1:]]}
+    validated = SELF_VALIDATED if args.self_validate and NONE in scorers else None
+    parts = {name: {"bare": [], "authors": []} for name in [DEFAULT, LIST_ORDER, *list(scorers)[1:]]
+             + ([validated] if validated else [])}
+    chose_default = 0
     mismatched = 0
     for number, case in enumerate(cases):
         items = [paper_item(corpus[p], f"own-{p}") for p in case.profile]
@@ -153,6 +170,13 @@ def run(args) -> dict:
                                                   case.grades))
                 parts[LIST_ORDER]["authors"].append((full_scores(real, position, len(corpus), True)[case.candidates],
                                                      case.grades))
+        if validated:  # the form whose leave-one-out ranks the profile's own papers higher (ties: the default)
+            forms = {name: held_out_rank(scorers[name], bare, case.profile, position, len(corpus))
+                     for name in (DEFAULT, NONE)}
+            chosen = DEFAULT if forms[DEFAULT] <= forms[NONE] else NONE
+            chose_default += chosen == DEFAULT
+            for kind in ("bare", "authors"):
+                parts[validated][kind].append(parts[chosen][kind][-1])
         if (number + 1) % 25 == 0:
             print(f"  {number + 1}/{len(cases)} profiles, {time.process_time() - started:.0f} s CPU", file=sys.stderr,
                   flush=True)
@@ -163,6 +187,7 @@ def run(args) -> dict:
         "profile_sizes": [int(min(len(c.profile) for c in cases)), int(max(len(c.profile) for c in cases))] if cases else [],
         "candidates": args.neighbours + 1, "grade_counts": {str(g): int((grades == g).sum()) for g in (2, 1, 0)},
         "with_authors_mismatches": mismatched, "settings": vars(args),
+        "self_validated_chose_default": chose_default if validated else None,
         "rows": {name: {kind: summary(found, parts[DEFAULT][kind]) for kind, found in kinds.items()}
                  for name, kinds in parts.items()},
         "by_profile_size": by_size(parts, [len(case.profile) for case in cases]),
@@ -223,6 +248,9 @@ def table(result: dict) -> str:
     lines += ["", f"CPU {result['cpu_s']} s, wall {result['wall_s']} s, peak RSS {result['peak_rss_mb']} MB "
               f"(load {' / '.join(f'{v:.1f}' for v in result['load'])} on {os.cpu_count()} cores); "
               f"author step ≠ recommend's: {result['with_authors_mismatches']} profiles"]
+    if result.get("self_validated_chose_default") is not None:
+        lines.append(f"self-validation chose the default for {result['self_validated_chose_default']} of "
+                     f"{result['profiles']} profiles")
     return "\n".join(lines)
 
 
@@ -243,6 +271,8 @@ def main() -> None:
                         help="JSON fine-order weights for the row of the same position ('{}': no fine order)")
     parser.add_argument("--rules", nargs="+", metavar="PREFIX",
                         help="only the rules whose names start so (and the default), e.g. 'dense top3' given")
+    parser.add_argument("--self-validate", action="store_true",
+                        help="add the row that picks the default or --model none per profile by its leave-one-out")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(message)s")

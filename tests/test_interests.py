@@ -257,24 +257,42 @@ def default_recommender():
     return default_built().recommender
 
 
-def test_the_default_list_names_interests_and_covers_more_topics(default_recommender):
+def test_the_default_list_names_interests_and_every_seat_is_earned(default_recommender):
+    """Each paper names its interest, and no interest's seat holds a paper below the plain top 3×20 (issue 39:
+    a Gaussian-process paper at plain rank 140 sat at 16 "for your interest: flow, generative" while
+    time-series papers of twice its score waited): on this ICML list the flow interest has two earned papers,
+    so the list is nearly the plain one (4 of 7 topics either way, docs/evaluation.md)."""
     items, topics = example_topics()
 
     def covered(recommendations) -> int:
         return len({topics[rec.reasons[0].item_key] for rec in recommendations})
 
     default_recommender.interests = False
-    plain = default_recommender.recommend(items, top_n=20)
+    plain = default_recommender.recommend(items, top_n=0)
     default_recommender.interests = True
     shown = default_recommender.recommend(items, top_n=20)
     assert all(rec.interest for rec in shown) and not any(rec.interest for rec in plain)
-    assert covered(shown) > covered(plain)
-    assert covered(shown) >= 5  # of the example's 7 topics: 6 with the weights before issue 33's five-fold choice
+    assert covered(shown) >= covered(plain[:20])
+    place = {rec.paper.id: rank for rank, rec in enumerate(plain)}
+    assert max(place[rec.paper.id] for rec in shown) < facets.POOL_FACTOR * facets.WINDOW
+    assert "dewZTXKwli" not in {rec.paper.id for rec in shown}  # the GP paper of the issue
     assert [rec.rank for rec in shown] == list(range(1, 21))
-    counts = collections.Counter(rec.interest for rec in shown)
-    assert len(counts) == 4 and max(counts.values()) - min(counts.values()) <= 2  # 10, 9, 9, 8 items
+    assert len({rec.interest for rec in shown}) == 4 and shown.unserved == ()
     whole = default_recommender.recommend(items, top_n=0)
     assert [rec.paper.id for rec in whole[:20]] == [rec.paper.id for rec in shown]  # -n 0 starts as -n 20
+
+
+def test_a_seat_needs_the_floor_and_one_interest_with_candidates_keeps_the_plain_order():
+    order = np.arange(12)
+    interest = np.array([0] * 8 + [1] * 4)
+    strength = np.full(12, 0.8)
+    shares = np.array([0.5, 0.5])
+    moved = facets.proportional_order(order, interest, np.arange(12), strength, shares, 4)
+    assert moved[:6].tolist() != order[:6].tolist()  # interest 1's papers take seats
+    weak = strength.copy()
+    weak[8:] = 0.3  # interest 1's best match is below the floor: no seat, and no other interest to make room for
+    assert facets.proportional_order(order, interest, np.arange(12), weak, shares, 4, floor=0.35).tolist() \
+        == order.tolist()
 
 
 def test_the_reading_list_header_names_the_interests_its_papers_serve(tmp_path):
@@ -345,3 +363,21 @@ def _whole_ranking(recommender) -> list[str]:
     if id(recommender) not in _WHOLE:
         _WHOLE[id(recommender)] = [rec.paper.id for rec in recommender.recommend(example_topics()[0], top_n=0)]
     return _WHOLE[id(recommender)]
+
+
+def test_the_header_says_which_interest_has_no_good_paper_in_this_corpus():
+    """tests/data/mixed_fields.bib's space items have no paper in ICML 2025 near enough for a seat (issue 39):
+    the header says so; the example library's four interests all have one, and its header has no such line."""
+    from click.testing import CliRunner
+
+    from zotero_bridge.cli.main import cli
+
+    def header(library: Path) -> list[str]:
+        result = CliRunner().invoke(cli, ["-q", "reading-list", "--library", str(library), "-n", "20",
+                                          "--format", "markdown"])
+        assert result.exit_code == 0, result.output
+        return [line for line in result.stdout.splitlines() if line.startswith("- ")]
+
+    space = [line for line in header(REPO / "tests" / "data" / "mixed_fields.bib") if "No good paper" in line]
+    assert len(space) == 1 and "black hole" in space[0]
+    assert not any("No good paper" in line for line in header(REPO / "examples" / "library.bib"))

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recommender.items import LibraryItem, Recommendation
+from recommender.items import LibraryItem
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.feedback import Feedback, apply_feedback
 from recommender.scoring.match import with_match
-from recommender.scoring.ranking import DEFAULT_TOP_N, Recommender
+from recommender.scoring.ranking import DEFAULT_TOP_N, Ranked, Recommender
 from recommender.scoring.stability import margin_for, stable_recommendations
 from recommender.scoring.steering import Steering
 
@@ -49,15 +49,17 @@ class RankOptions:
 
 
 def rank(recommender: Recommender, library: Library, options: RankOptions = RankOptions(),
-         caches: ScoringCaches = NO_CACHES) -> list[Recommendation]:
-    """The ranked list for one library: the same inputs give the same list in every command. `caches`
-    (recommender/scoring/caches.py, built by build.shipped_recommender) only saves work: the list is the same without."""
+         caches: ScoringCaches = NO_CACHES) -> Ranked:
+    """The ranked list for one library (with the interests no paper of this corpus serves well): the same inputs
+    give the same list in every command. `caches` (recommender/scoring/caches.py, built by
+    build.shipped_recommender) only saves work: the list is the same without."""
     feedback = library.feedback or Feedback()
     owned = [item for item in library.items if item.key not in library.shared] if library.shared else library.items
     profile = library.profile if library.profile is not None else library.items
     whole = bool(feedback) or options.every_paper
     recs = recommender.recommend(owned, top_n=0 if whole else options.top_n, profile=profile,
                                  steering=options.steering, caches=caches)
+    unserved = getattr(recs, "unserved", ())  # a Recommender stand-in may return a plain list
     if feedback:
         texts = [item.text for item in profile if item.text.strip()]
         rows = recommender.representation.transform(texts) if texts else None
@@ -67,4 +69,4 @@ def rank(recommender: Recommender, library: Library, options: RankOptions = Rank
             recs = stable_recommendations(recs, feedback.shown, options.top_n, margin_for(options.stream))
     if options.top_n and not options.every_paper:
         recs = recs[: options.top_n]
-    return with_match(recs, recommender.representation.name)
+    return Ranked(with_match(recs, recommender.representation.name), unserved)

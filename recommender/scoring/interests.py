@@ -33,12 +33,19 @@ SAMPLE = 1500  # rows the number of clusters is chosen on
 SVD_DIMENSIONS = 64  # sparse (tf-idf) rows are clustered in this many latent dimensions
 SEED = 0
 LABEL_TERMS = 2
-PAIR_PREFERENCE = 0.9
+PHRASE_PREFERENCE = 0.5  # a word pair replaces its word when at least half as distinctive (issue 39)
+SHORT_TITLE_WORDS = 6  # an interest with no shared term is named by its most central title, cut to this
 
-# Words in most titles of any field: never a name on their own (stop words are dropped already).
+# Words in most titles of any field, and the prose of academic titles: never a name on their own (stop words
+# are dropped already); inside a phrase they stay ("active learning", "genetic algorithms").
 GENERIC_WORDS = frozenset("""
     analysis approach approaches based data deep learning method methods model models network networks
     neural new paper problem problems results study toward towards using
+    active aimed aims algorithm algorithms application applications applied approach assessment case cases
+    comparison comparative design designs development developing effect effects efficient evaluation
+    evidence framework frameworks general guide handbook impact improved improving introduction large novel
+    overview performance perspective perspectives practical principles rate rates review role scheme schemes
+    simple survey system systems techniques theory tool tools tutorial understanding use via
     一种 分析 基于 学习 应用 技术 数据 方法 模型 深度 研究 神经 算法 网络 问题
 """.split())
 # Chinese particles ("of", "and"): a character pair holding one spans two words, never a name (lexical.py pairs).
@@ -71,7 +78,20 @@ def library_interests(collections: Sequence[Sequence[str]], titles: Sequence[str
         return Interests(np.zeros(len(titles), dtype=np.int64), ("",), "one")
     # a large library is named from the titles it is clustered on, and each cluster's first
     named = np.union1d(_sample(len(titles), seed), np.unique(labels, return_index=True)[1])
-    return Interests(labels, cluster_names([titles[i] for i in named], labels[named]), "clusters")
+    central = central_items(dense_part(rows)[named], labels[named])
+    return Interests(labels, cluster_names([titles[i] for i in named], labels[named], central=central), "clusters")
+
+
+def central_items(points, labels: np.ndarray) -> np.ndarray:
+    """Each cluster's most central row (the most similar to its mean row; ties: the first), a position in
+    `points` (dense or sparse rows, as the library's features give them)."""
+    central = np.zeros(labels.max() + 1, dtype=np.int64)
+    for label in range(len(central)):
+        members = np.flatnonzero(labels == label)
+        block = points[members]
+        closeness = np.asarray(block @ np.asarray(block.mean(axis=0)).ravel()).ravel()
+        central[label] = members[int(np.argmax(closeness))]
+    return central
 
 
 def collection_labels(collections: Sequence[Sequence[str]]) -> tuple[np.ndarray, tuple[str, ...]] | None:
@@ -203,12 +223,15 @@ def silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
     return float(values.mean())
 
 
-def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_TERMS) -> tuple[str, ...]:
-    """A short name per cluster from its most distinctive title terms, never a title (issue 33: "interests
-    named after raw titles"): the share of its titles that use a term times the term's idf over the library
-    (zotrec's tf-idf word rule, plurals folded, a word pair preferred to its words when nearly as distinctive,
-    generic words never alone). Terms two of its titles share first; else its rarest single words; else its
-    generic words; a cluster without any word is "topic N"."""
+def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_TERMS,
+                  central: Sequence[int] | None = None) -> tuple[str, ...]:
+    """A short name per cluster from the title phrases that set it apart from the rest of the library (issue
+    39): a term's weight is the share of the cluster's titles using it times log(share inside / share outside)
+    (smoothed by one title), so a term the rest of the library uses as much weighs nothing; phrases of up to
+    two words, plurals folded, a pair preferred to its word when PHRASE_PREFERENCE as distinctive,
+    generic and academic-prose words (GENERIC_WORDS) never alone. Only terms two of its titles share name a
+    cluster; a cluster with none is named by its most central title (`central[label]`, a position in
+    `titles`; default its first), cut to SHORT_TITLE_WORDS words and quoted; one without any word "topic N"."""
     spelled = [_terms(title) for title in titles]
     folded = {gram: _folded(gram) for item in spelled for gram in item}
     grams = [{folded[gram] for gram in item} for item in spelled]
@@ -222,35 +245,53 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
         shown = {}
         for gram, count in sorted(surface.items(), key=lambda pair: (-pair[1], pair[0])):
             shown.setdefault(folded[gram], gram)
-        picked: list[str] = []
-        for least, words_only, generic in ((2 if len(members) > 1 else 1, False, False), (1, True, False),
-                                           (1, True, True)):
-            weight = {gram: count / len(members) * math.log((1 + n) / (1 + frequency[gram]))
-                      for gram, count in inside.items()
-                      if count >= least and not (words_only and " " in gram)
-                      and (generic or not set(gram.split(" ")) <= _GENERIC_FOLDED)}
-            picked = _distinctive(weight, terms)
-            if picked:
-                break
-        names.append(", ".join(shown[gram] for gram in picked) if picked else f"topic {label + 1}")
+        rest, smooth = max(n - len(members), 1), 1.0 / max(n, 1)
+        weight = {}
+        for gram, count in inside.items():
+            share = count / len(members)
+            contrast = math.log((share + smooth) / ((frequency[gram] - count) / rest + smooth))
+            if (count >= min(2, len(members)) and contrast > 0
+                    and not set(gram.split(" ")) <= _GENERIC_FOLDED):
+                weight[gram] = share * contrast
+        picked = _distinctive(weight, terms)
+        if picked:
+            names.append(", ".join(shown[gram] for gram in picked))
+        else:
+            first = int(central[label]) if central is not None else int(members[0])
+            names.append(_short_title(titles[first]) if spelled[first] else f"topic {label + 1}")
     return _unique(names)
+
+
+def _short_title(title: str) -> str:
+    """A title as a name: its first SHORT_TITLE_WORDS words, quoted."""
+    words = title.split()
+    cut = " ".join(words[:SHORT_TITLE_WORDS]) + ("\u2026" if len(words) > SHORT_TITLE_WORDS else "")
+    return f"\u201c{cut}\u201d"
 
 
 def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
     """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping."""
     picked: list[str] = []
     for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
-        if " " not in gram:  # "time series" rather than "series"
-            pairs = [pair for pair in weight if " " in pair and gram in pair.split(" ")]
-            best = max(pairs, key=lambda pair: (weight[pair], pair), default=None)
-            if best is not None and weight[best] >= PAIR_PREFERENCE * weight[gram]:
-                gram = best
+        while True:  # "time series" rather than "series"
+            longer = [other for other in weight if other.count(" ") > gram.count(" ") and _contains(other, gram)]
+            best = max(longer, key=lambda other: (weight[other], other), default=None)
+            if best is None or weight[best] < PHRASE_PREFERENCE * weight[gram]:
+                break
+            gram = best
         if gram in picked or any(_overlap(gram, other) for other in picked):
             continue
         picked.append(gram)
         if len(picked) == terms:
             break
     return picked
+
+
+def _contains(phrase: str, part: str) -> bool:
+    """Whether `part` is a run of `phrase`'s words (or, CJK run together, of its characters)."""
+    if CJK_RUN.fullmatch(phrase) and CJK_RUN.fullmatch(part):
+        return part in phrase
+    return f" {part} " in f" {phrase} "
 
 
 def _terms(title: str) -> list[str]:

@@ -46,6 +46,7 @@ from recommender.scoring.fusion import (
     scoring_weights,
 )
 from recommender.scoring.learned import SETTINGS
+from recommender.scoring.match import CALIBRATIONS
 from recommender.scoring.owned import CorpusKeys
 from recommender.scoring.recency import recency_weights, scaled_rows
 from recommender.scoring.signals import SHIPPED_NEGATIVES, UserInputs, needs_factors, user_signals, wanted_signals
@@ -55,6 +56,15 @@ from recommender.scoring.unread import Unread, unread_mask
 log = logging.getLogger(__name__)
 
 DEFAULT_TOP_N = 20
+
+
+class Ranked(list):
+    """A ranked list of Recommendations and the library interests with no paper good enough for a seat in
+    this corpus (facets.py), for the list's header."""
+
+    def __init__(self, recs=(), unserved: tuple[str, ...] = ()):
+        super().__init__(recs)
+        self.unserved = tuple(unserved)
 
 
 class Recommender:
@@ -172,14 +182,17 @@ class Recommender:
         cover = self.interests and steer_rows is None
         # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
         nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
-        order, interests = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest) if cover
-                            else (order, None))
+        # a seat needs the weak-list similarity (match.py); unread items' tf-idf reasons are on another scale
+        calibration = CALIBRATIONS.get(self.representation.name)
+        floor = calibration.low_best if calibration is not None and unread is None else 0.0
+        order, interests, unserved = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest,
+                                                     floor=floor) if cover else (order, None, ()))
         if top_n:
             order = order[:top_n]
         with scoring_threads():
             reason_rows, reason_sims = (reasons_for(rows, self.corpus_rows, order, self.base) if unread is None
                                         else unread.reasons(rows, self.corpus_rows, order))
-        return [
+        return Ranked([
             Recommendation(
                 paper=self.corpus[index],
                 score=float(scores[index]),
@@ -190,7 +203,7 @@ class Recommender:
                 steer_reasons=self._prefer_reasons(steering, prefer, index),
             )
             for place, index in enumerate(order)
-        ]
+        ], unserved)
 
     def _steer_rows(self, steering: Steering | None):
         """The prefer then avoid texts' rows (None: no text)."""

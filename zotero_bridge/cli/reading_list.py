@@ -123,6 +123,7 @@ def ranked_list(built, libraries, items, settings, top_n, *, collection=None, st
     from dataclasses import replace
 
     from recommender.pipeline import RankOptions, rank
+    from recommender.scoring.ranking import Ranked
     from zotero_bridge.feedback.reading import library_input
     from zotero_bridge.feedback.seen import SeenFilter
 
@@ -133,7 +134,7 @@ def ranked_list(built, libraries, items, settings, top_n, *, collection=None, st
                             click.get_current_context().meta.get("zotrec.group"), settings)
     library = replace(library, profile=profile_for(library.items, collection))
     recs = rank(recommender, library, RankOptions(top_n=seen.widened(top_n), steering=steering), built.caches)
-    return seen.apply(recs, top_n), seen
+    return Ranked(seen.apply(recs, top_n), getattr(recs, "unserved", ())), seen
 
 
 def warn_if_weak(recs, items, features: str) -> None:
@@ -164,7 +165,7 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
                        prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
                        recency_half_life=steering.half_life_days if steering else None,
                        interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()),
-                       seen_left_out=seen_left_out)
+                       unserved=getattr(recs, "unserved", ()), seen_left_out=seen_left_out)
 
 
 def _model_label(features: str, recommender) -> str:

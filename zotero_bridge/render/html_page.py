@@ -73,6 +73,7 @@ class ListContext:
     avoid: tuple[str, ...] = ()  # --avoid texts
     recency_half_life: float | None = None  # days; None: every library item counts the same
     interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
+    unserved: tuple[str, ...] = ()  # interests with no paper in this corpus good enough for a seat (facets.py)
     seen_left_out: int = 0  # arXiv papers shown on an earlier day, left out (zotero_bridge/feedback/seen.py)
 
 
@@ -88,6 +89,8 @@ def steering(context: ListContext) -> list[tuple[str, str]]:
         lines.append(("Recency", f"a library item counts half after {days(context.recency_half_life)}"))
     if context.interests:
         lines.append(("Interests", " · ".join(context.interests)))
+    if context.unserved:
+        lines.append(("No good paper", "this corpus has none for " + " · ".join(context.unserved)))
     if context.seen_left_out:
         lines.append(("Seen", f"{plural(context.seen_left_out, 'paper')} shown on an earlier day left out "
                               "(--include-seen shows them)"))

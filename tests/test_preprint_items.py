@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from recommender.corpus.arxiv import fetch_arxiv
+from recommender.corpus.stream import fetch_stream
 from recommender.corpus.http import FetchSettings
 from recommender.items import Paper, Recommendation
 from recommender.corpus.readers import load_corpus
@@ -67,7 +67,7 @@ def test_zotrecs_own_conference_papers_of_arxiv_become_preprints(zotero_server, 
     url = arxiv.start()
     try:
         arxiv.add(*day_papers(0))
-        fetch_arxiv(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2, now=START)
+        fetch_stream(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2, now=START)
         with monkeypatch.context() as old:
             old.setattr(writer, "paper_item", as_before)
             sync(zotero_server)

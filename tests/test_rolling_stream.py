@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 
-from recommender.corpus.arxiv import fetch_arxiv
+from recommender.corpus.stream import fetch_stream
 from recommender.corpus.http import FetchSettings
 from recommender.corpus.readers import load_corpus
 from recommender.scoring.stability import MARGIN, margin_for, stable_selection
@@ -51,14 +51,14 @@ def test_untouched_picks_leave_the_top_n_when_better_papers_come(zotero_server, 
     url = arxiv.start()
     try:
         arxiv.add(*weak(0))
-        fetch_arxiv(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=3, now=START)
+        fetch_stream(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=3, now=START)
         sync(zotero_server, top_n=3)
         first = {corpus_id(d) for d in members(zotero_server).values()}
         assert len(first) == 3
         with sqlite3.connect(data_dir / "seen.sqlite") as db:  # a day passes
             db.execute("UPDATE seen SET first_day = date(first_day, '-1 day')")
         arxiv.add(*strong(1))
-        fetch_arxiv(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=3,
+        fetch_stream(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=3,
                     now=START + timedelta(days=1))
         window = {p.id for p in load_corpus(["arxiv:cs.LG"]).papers}
         assert first <= window  # the weak picks are still in the window: they leave the top N, not the window
@@ -75,7 +75,7 @@ def test_untouched_picks_leave_the_top_n_when_better_papers_come(zotero_server, 
         with sqlite3.connect(data_dir / "seen.sqlite") as db:  # two days pass; the window is two days now
             db.execute("UPDATE seen SET first_day = date(first_day, '-2 day')")
         arxiv.add(*weak(3))
-        fetch_arxiv(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2,
+        fetch_stream(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2,
                     now=START + timedelta(days=3))
         report = sync(zotero_server, top_n=3)
         leaving = {e.corpus_id: e.note for e in report.plan.of("trash", "remove")}

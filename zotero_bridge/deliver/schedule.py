@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from recommender.words import plural
 from zotero_bridge.errors import BridgeError
 
 
@@ -118,10 +119,11 @@ def catch_up(missed: int, window: int, top_n: int) -> tuple[int, str]:
     if not missed:
         return top_n, ""
     held = min(missed, window - 1) if window > 1 else 0
-    line = (f"Catching up {missed} missed day{'s' if missed != 1 else ''}: up to {top_n * (held + 1)} papers "
-            f"({top_n} a day)")
+    line = f"Catching up {plural(missed, 'missed day')}: up to {plural(top_n * (held + 1), 'paper')} ({top_n} a day)"
     if held < missed:
         lost = missed - held
-        line += (f"; the {lost} oldest {'are' if lost != 1 else 'is'} older than the {window}-day window and "
-                 f"{'their' if lost != 1 else 'its'} papers left it (--days {min(90, window + lost)} keeps more)")
+        gone = "the oldest is" if lost == 1 else f"the {lost} oldest are"
+        whose = "its" if lost == 1 else "their"
+        line += (f"; {gone} older than the {window}-day window, so {whose} papers left it "
+                 f"(--days {min(90, window + lost)} keeps more)")
     return top_n * (held + 1), line + "."

@@ -123,7 +123,6 @@ def catch_up(missed: int, window: int, top_n: int) -> tuple[int, str]:
     if held < missed:
         lost = missed - held
         gone = "the oldest is" if lost == 1 else f"the {lost} oldest are"
-        whose = "its" if lost == 1 else "their"
-        line += (f"; {gone} older than the {window}-day window, so {whose} papers left it "
+        line += (f"; {gone} older than the {window}-day window, whose papers have left it "
                  f"(--days {min(90, window + lost)} keeps more)")
     return top_n * (held + 1), line + "."

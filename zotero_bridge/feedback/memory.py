@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS papers (
 CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGER NOT NULL, me INTEGER, name TEXT);
 CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
+CREATE TABLE IF NOT EXISTS ratings (
+    library TEXT NOT NULL, corpus_id TEXT NOT NULL, title TEXT NOT NULL, rating TEXT NOT NULL, at TEXT NOT NULL,
+    PRIMARY KEY (library, corpus_id));
 """
 IN_COLLECTION, RETIRED = "in", "retired"  # retired: zotrec took it out itself (fell out of the top N)
 TRASHED = "trashed"  # zotrec took it out and moved it to Zotero's trash (created by zotrec, never touched)
@@ -204,6 +207,7 @@ class Memory:
             self.db.execute(f"DELETE FROM papers {where}", args)
             self.db.execute(f"DELETE FROM group_members {where}", args)
             self.db.execute(f"DELETE FROM group_state {where}", args)
+            self.db.execute(f"DELETE FROM ratings {where}", args)  # the page's explicit ratings (ratings.py)
         return int(count)
 
 

@@ -126,6 +126,11 @@ def _links(paper: Paper) -> str:
     return f'<div class="links">{"".join(links)}</div>' if links else ""
 
 
+def paper_links(paper: Paper) -> str:
+    """The paper's links (PMLR, PDF, OpenReview, ICML page, DOI) as the reading list shows them: http(s) only."""
+    return _links(paper)
+
+
 def _bar(fraction: float, label: str = "") -> str:
     width = max(0.0, min(1.0, fraction)) * 100
     return (f'<span class="track" role="img" aria-label="{html_text(label)}">'

@@ -1,0 +1,212 @@
+"""`zotrec serve` over real HTTP (no browser: tests/test_serve_browser.py drives Chromium): the guard (Host,
+token, CSRF, headers), the clicks recorded in the memory and their effect on the next list, against the fake
+Zotero Web API (tests/zotero_server.py) with real pyzotero, and every corpus text escaped."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import threading
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+
+from recommender.pipeline.build import Built
+from recommender.retry import RetryPolicy
+from recommender.scoring.ranking import Recommender
+from zotero_bridge.feedback.memory import Memory
+from zotero_bridge.feedback.ratings import read_ratings
+from zotero_bridge.serve.app import TriageServer
+from zotero_bridge.serve.guard import CSP, Guard
+from zotero_bridge.serve.session import ServeSetup, TriageSession
+from zotero_bridge.sources import SourceOptions, read_library
+from zotero_bridge.sync.save import SaveTarget
+
+from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+from .test_sync import NAME, corpus_file, papers  # noqa: F401 (fixtures)
+
+
+def web_options(server) -> SourceOptions:
+    return SourceOptions(library_id=str(ZOTERO_USER_ID), api_key=ZOTERO_WRITE_KEY, endpoint=server.url,
+                         extra={"retry_policy": RetryPolicy(sleep=lambda seconds: None)})
+
+
+def session_for(server, papers, top_n: int = 10) -> TriageSession:
+    """The session `zotrec serve --library zotero:web` makes, on the test corpus (tf-idf)."""
+    options = web_options(server)
+    items = read_library(["zotero:web"], options).items
+    setup = ServeSetup(Built(Recommender(papers)), ["zotero:web"], items, options, top_n=top_n,
+                       save_target=SaveTarget(options, NAME))
+    return TriageSession(setup)
+
+
+class Running:
+    """A TriageServer on 127.0.0.1 in a thread, and a client that speaks to it as a browser would."""
+
+    def __init__(self, session: TriageSession) -> None:
+        self.server = TriageServer(session, "zotero:web", "test corpus")
+        self.guard: Guard = self.server.guard
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def request(self, method: str, path: str, body: str | None = None, headers: dict | None = None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.guard.port, timeout=30)
+        sent = {"Host": f"127.0.0.1:{self.guard.port}", "Cookie": f"zotrec_serve={self.guard.token}"}
+        if body is not None:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        sent.update(headers or {})
+        connection.request(method, path, body=body, headers={k: v for k, v in sent.items() if v is not None})
+        answer = connection.getresponse()
+        return answer.status, dict(answer.getheaders()), answer.read().decode()
+
+    def act(self, corpus_id: str, action: str, csrf: str | None = None, **headers):
+        form = urlencode({"csrf": self.guard.csrf if csrf is None else csrf, "id": corpus_id, "action": action})
+        return self.request("POST", "/act", form, {"Accept": "application/json", **headers})
+
+
+@pytest.fixture
+def running(zotero_server, papers):
+    served = Running(session_for(zotero_server, papers))
+    yield served
+    served.stop()
+
+
+def ids_on(page: str) -> list[str]:
+    return re.findall(r'<li class="paper" data-id="([^"]+)"', page)
+
+
+def ratings() -> dict:
+    with Memory() as memory:
+        return {cid: r.rating for library in ("user:%d" % ZOTERO_USER_ID,)
+                for cid, r in read_ratings(memory, library).items()}
+
+
+def test_the_page_lists_what_reading_list_ranks(running, zotero_server, papers):
+    from recommender.pipeline import RankOptions, rank
+    from zotero_bridge.feedback.reading import library_input
+
+    status, headers, page = running.request("GET", "/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    options = web_options(zotero_server)
+    items = read_library(["zotero:web"], options).items
+    expected = rank(Recommender(papers), library_input(["zotero:web"], items, papers, None, options),
+                    RankOptions(top_n=10))
+    assert ids_on(page) == [rec.paper.id for rec in expected]
+    assert "<script>" not in page and 'src="/static/triage.js"' in page and "style=" not in page
+
+
+def test_every_answer_carries_the_security_headers_and_no_cors(running):
+    for path in ("/", "/static/triage.js", "/static/triage.css", "/nowhere"):
+        status, headers, _ = running.request("GET", path, headers={"Origin": "http://evil.example"})
+        assert headers["Content-Security-Policy"] == CSP, path
+        assert "default-src 'none'" in CSP and "script-src 'self'" in CSP and "unsafe-inline" not in CSP
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
+        assert not any(name.lower().startswith("access-control-") for name in headers), path
+    status, headers, _ = running.request("OPTIONS", "/act", headers={"Origin": "http://evil.example",
+                                                                    "Access-Control-Request-Method": "POST"})
+    assert status == 405 and not any(name.lower().startswith("access-control-") for name in headers)
+    assert running.server.server_address[0] == "127.0.0.1"
+
+
+def test_the_token_moves_from_the_address_to_an_httponly_cookie(running):
+    status, headers, _ = running.request("GET", f"/?token={running.guard.token}", headers={"Cookie": None})
+    assert status == 303 and headers["Location"] == "/"
+    assert headers["Set-Cookie"] == f"zotrec_serve={running.guard.token}; HttpOnly; SameSite=Strict; Path=/"
+    assert running.request("GET", "/", headers={"Cookie": None})[0] == 403
+    assert running.request("GET", "/?token=guessed", headers={"Cookie": None})[0] == 403
+    assert running.request("GET", "/", headers={"Cookie": "zotrec_serve=guessed"})[0] == 403
+    assert running.request("GET", "/static/triage.js", headers={"Cookie": None})[0] == 403
+
+
+@pytest.mark.parametrize("change", [
+    {"headers": {"Host": "evil.example:{port}"}},  # DNS rebinding: the attacker's name, our address
+    {"headers": {"Host": "127.0.0.1:1"}},
+    {"headers": {"Cookie": "zotrec_serve=guessed"}},
+    {"headers": {"Cookie": None}},
+    {"csrf": "guessed"},
+    {"csrf": ""},
+    {"headers": {"Origin": "http://evil.example"}},
+])
+def test_a_request_failing_a_check_changes_nothing(running, zotero_server, change):
+    _, _, page = running.request("GET", "/")
+    first = ids_on(page)[0]
+    writes = len(zotero_server.writes())
+    headers = {key: value.format(port=running.guard.port) if value else value
+               for key, value in change.get("headers", {}).items()}
+    for action in ("save", "not", "more"):
+        status, answer_headers, body = running.act(first, action, change.get("csrf"), **headers)
+        assert status == 403 and "said" not in body
+    assert ratings() == {} and len(zotero_server.writes()) == writes
+    assert ids_on(running.request("GET", "/")[2])[0] == first
+
+
+def test_not_for_me_removes_the_paper_and_records_a_dismissal(running):
+    first = ids_on(running.request("GET", "/")[2])
+    status, _, body = running.act(first[0], "not")
+    answer = json.loads(body)
+    assert status == 200 and "not for you" in answer["said"]
+    refilled = ids_on(answer["list"])
+    assert first[0] not in refilled and len(refilled) == len(first) == 10  # refilled (and re-ranked: it leans away)
+    assert first[0] not in ids_on(running.request("GET", "/")[2])
+    assert ratings() == {first[0]: "not"}
+
+
+def test_later_puts_a_paper_off_without_a_verdict(running):
+    first = ids_on(running.request("GET", "/")[2])
+    running.act(first[1], "later")
+    after = ids_on(running.request("GET", "/")[2])
+    assert first[1] not in after and after[:1] == first[:1]
+    assert ratings() == {first[1]: "later"}
+
+
+def test_more_like_this_moves_similar_papers_up(running, papers):
+    before = ids_on(running.request("GET", "/?" + urlencode({}))[2])
+    whole_before = [rec.paper.id for rec in running.server.session.ranked()]
+    liked = before[3]
+    recommender = running.server.session.setup.built.recommender
+    index = {paper.id: i for i, paper in enumerate(recommender.corpus)}
+    rows = recommender.corpus_rows
+    similarity = np.asarray((rows @ rows[index[liked]].T).todense()).ravel()
+    nearest = [recommender.corpus[i].id for i in np.argsort(-similarity) if recommender.corpus[i].id != liked][:5]
+    nearest = [cid for cid in nearest if cid in whole_before]
+    running.act(liked, "more")
+    whole_after = [rec.paper.id for rec in running.server.session.ranked()]
+    assert liked not in whole_after and ratings() == {liked: "more"}
+    moved = [whole_before.index(cid) - whole_after.index(cid) for cid in nearest]
+    assert sum(moved) > len(nearest)  # up, beyond the one place the liked paper's leaving gives each
+    top = running.server.session.page()[0]
+    assert any("which you asked more of" in line for rec in top for line in rec.feedback)
+
+
+def test_save_writes_one_item_once_and_the_paper_leaves_the_list(running, zotero_server):
+    first = ids_on(running.request("GET", "/")[2])[0]
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    for _ in range(2):  # a double click: the second finds it saved
+        status, _, body = running.act(first, "save")
+        assert status == 200 and "Saved" in json.loads(body)["said"]
+    made = [d for d in library.items.values() if f"zotrec: {first} " in (d.get("extra") or "")]
+    assert len(made) == 1 and made[0]["collections"]
+    assert len([d for d in library.items.values() if d.get("parentItem") == made[0]["key"]]) == 1  # its note
+    assert first not in ids_on(running.request("GET", "/")[2]) and ratings() == {first: "saved"}
+
+
+def test_corpus_text_is_escaped_and_unsafe_links_dropped(zotero_server, papers):
+    from dataclasses import replace
+
+    hostile = replace(papers[0], title='<img src=x onerror=alert(1)> "quoted"', url="javascript:alert(1)",
+                      abstract="</details><script>alert(2)</script>", authors=("<b>Mallory</b>",))
+    session = session_for(zotero_server, [hostile, *papers[1:]], top_n=0)
+    served = Running(session)
+    try:
+        page = served.request("GET", "/")[2]
+    finally:
+        served.stop()
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;" in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert(2)" in page and "javascript:" not in page
+    assert "<b>Mallory" not in page

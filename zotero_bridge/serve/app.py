@@ -75,6 +75,9 @@ class TriageHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, files("zotero_bridge.serve").joinpath("static", path.rsplit("/", 1)[1])
                        .read_bytes(), STATIC[path])
             return
+        if path == "/favicon.ico":  # the browser asks for one; the page has none
+            self._send(HTTPStatus.NO_CONTENT)
+            return
         if path != "/":
             self._refuse(HTTPStatus.NOT_FOUND, "not here")
             return

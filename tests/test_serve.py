@@ -54,6 +54,7 @@ class Running:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.server.session.close()
 
     def request(self, method: str, path: str, body: str | None = None, headers: dict | None = None):
         connection = http.client.HTTPConnection("127.0.0.1", self.guard.port, timeout=30)

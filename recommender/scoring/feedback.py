@@ -186,6 +186,8 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
         liked_title = [f"like '{feedback.titles.get(liked[column], liked[column])}', which you asked more of"
                        for column in best]
         adjusted = adjusted + liked_boost * spread * near_liked
+    # named only on the papers most like a liked one (the top tenth): every paper gets some of the lift
+    liked_mention = max(MENTION_SIMILARITY, float(np.quantile(near_liked, 0.9))) if liked else np.inf
     members = np.array([int(feedback.group_counts.get(rec.paper.id, 0)) for rec in recs])
     adjusted = adjusted + group_boost * spread * np.log1p(members)
     order = within_interests([rec.interest for rec in recs], adjusted)
@@ -198,7 +200,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
         notes += [f"like '{r.item_title}', which you kept" for r in rec.reasons if r.item_key in feedback.kept_items]
         if nearest[index] >= MENTION_SIMILARITY and lowered[index]:
             notes.append(f"{nearest_title[index]} (similarity {nearest[index]:.2f})")
-        if near_liked[index] >= MENTION_SIMILARITY:
+        if near_liked[index] >= liked_mention:
             notes.append(f"{liked_title[index]} (similarity {near_liked[index]:.2f})")
         if members[index]:
             notes.append(group_note(int(members[index]), feedback.group_name))

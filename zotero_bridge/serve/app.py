@@ -32,6 +32,12 @@ class TriageServer(ThreadingHTTPServer):
         self.session, self.library, self.corpus = session, library, corpus
         self.guard = Guard(self.server_address[1])
 
+    def handle_error(self, request, client_address) -> None:
+        """A broken connection or a bug in one answer: one line, never a traceback on the terminal."""
+        import sys
+
+        log.error("serve: a request failed (%s)", sys.exc_info()[1])
+
 
 class TriageHandler(BaseHTTPRequestHandler):
     server: TriageServer
@@ -88,7 +94,12 @@ class TriageHandler(BaseHTTPRequestHandler):
                 "Set-Cookie": self.server.guard.cookie()})
             return
         interest, source = (query.get("interest") or [""])[0], (query.get("source") or [""])[0]
-        recs, interests, sources = self.server.session.page(interest, source)
+        try:
+            recs, interests, sources = self.server.session.page(interest, source)
+        except (RecommenderError, OSError) as error:
+            log.warning("%s", error)
+            self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR, f"zotrec could not make the list: {error}")
+            return
         body = render_page(recs, csrf=self.server.guard.csrf, library=self.server.library, corpus=self.server.corpus,
                            interests=interests, sources=sources, interest=interest, source=source)
         self._send(HTTPStatus.OK, body.encode(), "text/html; charset=utf-8")
@@ -121,7 +132,10 @@ class TriageHandler(BaseHTTPRequestHandler):
         if "application/json" not in (self.headers.get("Accept") or ""):
             self._send(HTTPStatus.SEE_OTHER, extra={"Location": "/" + filter_query(interest, source)})
             return
-        recs, _, _ = self.server.session.page(interest, source)
+        try:
+            recs, _, _ = self.server.session.page(interest, source)
+        except (RecommenderError, OSError) as error:
+            said, recs, status = f"{said}; the list could not be made again: {error}", [], HTTPStatus.CONFLICT
         answer = {"said": said, "list": paper_list(recs, self.server.guard.csrf, interest, source)}
         self._send(status, json.dumps(answer).encode(), "application/json")
 
@@ -136,7 +150,7 @@ def run_server(server: TriageServer) -> None:
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
-        with server.session.lock:  # a click being recorded finishes first
-            log.info("Stopped; every click so far is remembered.")
+        log.info("Stopping; every click so far is remembered.")
     finally:
         server.server_close()
+        server.session.close()  # a click being recorded finishes first

@@ -1,14 +1,15 @@
 """One `zotrec serve` session: the list the page shows, made as `reading-list` makes it (the source's Library
 with its feedback and ratings, feedback/reading.py, through the one ranking, recommender/pipeline/rank.py), and
 what each click does: a rating in the memory (feedback/ratings.py), and for Save a real Zotero item
-(sync/save.py). One lock: a click is recorded and the list made again before the next click is read, so a
-double click on Save writes once."""
+(sync/save.py). All of it runs on one worker thread, in order: a click is recorded and the list made again
+before the next click is read (a double click on Save writes once), and the SQLite files the ranking keeps open
+(the embedding cache) are used by the thread that opened them."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from recommender.items import LibraryItem, Recommendation
@@ -44,9 +45,17 @@ class TriageSession:
         from zotero_bridge.feedback.reading import named_library_input
 
         self.setup = setup
-        self.lock = threading.Lock()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zotrec-serve")
         self.shown: dict[str, Recommendation] = {}  # corpus id → the paper as the page last showed it
-        _, self.identity = named_library_input(setup.specs, setup.items, self.corpus, setup.group, setup.settings)
+        self.identity = self._run(lambda: named_library_input(setup.specs, setup.items, self.corpus, setup.group,
+                                                              setup.settings)[1])
+
+    def _run(self, work, *args):
+        return self.worker.submit(work, *args).result()
+
+    def close(self) -> None:
+        """Wait for the click being recorded, if any; nothing runs after."""
+        self.worker.shutdown(wait=True, cancel_futures=True)
 
     @property
     def corpus(self):
@@ -70,38 +79,42 @@ class TriageSession:
 
     def page(self, interest: str = "", source: str = "") -> tuple[list[Recommendation], list[str], list[str]]:
         """(the papers to show, the list's interests, its sources), `interest`/`source` filtering the list."""
-        with self.lock:
-            recs = self.ranked()
-            interests = sorted({rec.interest for rec in recs[: 5 * self.setup.top_n] if rec.interest})
-            sources = sorted({rec.paper.venue for rec in recs if rec.paper.venue})
-            chosen = [rec for rec in recs if (not interest or rec.interest == interest)
-                      and (not source or rec.paper.venue == source)]
-            chosen = chosen[: self.setup.top_n] if self.setup.top_n else chosen
-            self.shown.update((rec.paper.id, rec) for rec in chosen)
-            return chosen, interests, sources
+        return self._run(self._page, interest, source)
+
+    def _page(self, interest: str, source: str):
+        recs = self.ranked()
+        interests = sorted({rec.interest for rec in recs[: 5 * self.setup.top_n] if rec.interest})
+        sources = sorted({rec.paper.venue for rec in recs if rec.paper.venue})
+        chosen = [rec for rec in recs if (not interest or rec.interest == interest)
+                  and (not source or rec.paper.venue == source)]
+        chosen = chosen[: self.setup.top_n] if self.setup.top_n else chosen
+        self.shown.update((rec.paper.id, rec) for rec in chosen)
+        return chosen, interests, sources
 
     def act(self, corpus_id: str, action: str) -> str:
         """Record one click on a paper the page showed; returns the line the page says. Save writes the paper
         into Zotero first (once: a paper already rated saved is not sent again) and is rated only then."""
+        return self._run(self._act, corpus_id, action)
+
+    def _act(self, corpus_id: str, action: str) -> str:
         from zotero_bridge.feedback.memory import Memory
         from zotero_bridge.feedback.ratings import read_ratings
 
         rating = ACTIONS.get(action)
         if rating is None:
             raise BridgeError(f"unknown action '{action}' (save, not, more or later)")
-        with self.lock:
-            rec = self.shown.get(corpus_id)
-            if rec is None:
-                raise BridgeError("that paper is not on the page (reload it)")
-            with Memory() as memory:
-                before = read_ratings(memory, self.identity).get(corpus_id)
-                if rating == SAVED and before is not None and before.rating == SAVED:
-                    return SAID[SAVED].format(rec.paper.title) + " (already)"
-                if rating == SAVED:
-                    self._save(rec)
-                record_rating(memory, self.identity, corpus_id, rec.paper.title, rating)
-            log.info("%s.", SAID[rating].format(rec.paper.title))
-            return SAID[rating].format(rec.paper.title)
+        rec = self.shown.get(corpus_id)
+        if rec is None:
+            raise BridgeError("that paper is not on the page (reload it)")
+        with Memory() as memory:
+            before = read_ratings(memory, self.identity).get(corpus_id)
+            if rating == SAVED and before is not None and before.rating == SAVED:
+                return SAID[SAVED].format(rec.paper.title) + " (already)"
+            if rating == SAVED:
+                self._save(rec)
+            record_rating(memory, self.identity, corpus_id, rec.paper.title, rating)
+        log.info("%s.", SAID[rating].format(rec.paper.title))
+        return SAID[rating].format(rec.paper.title)
 
     def _save(self, rec: Recommendation) -> None:
         if self.setup.save_target is None:

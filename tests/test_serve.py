@@ -24,7 +24,7 @@ from zotero_bridge.serve.session import ServeSetup, TriageSession
 from zotero_bridge.sources import SourceOptions, read_library
 from zotero_bridge.sync.save import SaveTarget
 
-from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+from .conftest import REPO, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 from .test_sync import NAME, corpus_file, papers  # noqa: F401 (fixtures)
 
 
@@ -211,3 +211,59 @@ def test_corpus_text_is_escaped_and_unsafe_links_dropped(zotero_server, papers):
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;" in page
     assert "<script>alert" not in page and "&lt;script&gt;alert(2)" in page and "javascript:" not in page
     assert "<b>Mallory" not in page
+
+
+def test_ratings_reach_reading_list_and_zotero_verdicts_stand_over_them(tmp_path):
+    from zotero_bridge.feedback.learn import feedback_for
+    from zotero_bridge.feedback.memory import Remembered
+    from zotero_bridge.feedback.ratings import NOT_FOR_ME, Rating
+
+    rated = {"a": Rating("a", "A", "more", "2026-01-01T00:00:00Z"), "b": Rating("b", "B", "not", "2026-01-01T00:00:00Z"),
+             "c": Rating("c", "C", "saved", "2026-01-01T00:00:00Z"), "d": Rating("d", "D", "later", "2026-01-01T00:00:00Z"),
+             "e": Rating("e", "E", "more", "2026-01-01T00:00:00Z")}
+    trashed = {"e": Remembered("e", "E", "KEY", "COLL", "", fate="dismissed", why="you moved it to the trash")}
+    feedback = feedback_for(trashed, ratings=rated)
+    assert feedback.liked == {"a"} and feedback.kept == {"c"}
+    assert feedback.dismissed == {"b": NOT_FOR_ME, "e": "trashed"}  # the trash in Zotero wins over the rating
+    assert feedback.titles["a"] == "A" and "d" not in feedback.liked | feedback.kept | set(feedback.dismissed)
+
+
+def test_serve_stops_on_ctrl_c_and_reading_list_leaves_out_what_was_dismissed(tmp_path, corpus_file):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .test_sync import corpus_rows
+
+    env = {**os.environ, "ZOTREC_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "zotero_bridge", "serve", "--library", str(REPO / "examples" / "library.bib"),
+               "--corpus", str(corpus_file), "--features", "tfidf", "--model", "none", "-n", "5"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", server.stdout.readline())
+        assert url, server.stderr.read()
+        port, token = int(url[1]), url[2]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("GET", "/", headers={"Cookie": f"zotrec_serve={token}"})
+        page = connection.getresponse().read().decode()
+        csrf = re.search(r'<meta name="csrf" content="([^"]+)">', page)[1]
+        dismissed = ids_on(page)[0]
+        connection.request("POST", "/act", body=urlencode({"csrf": csrf, "id": dismissed, "action": "not"}),
+                           headers={"Cookie": f"zotrec_serve={token}",
+                                    "Content-Type": "application/x-www-form-urlencoded"})
+        answer = connection.getresponse()
+        assert answer.status == 303 and answer.getheader("Location") == "/"  # without the script: back to the page
+        answer.read()
+        server.send_signal(signal.SIGINT)
+        assert server.wait(30) == 0
+        assert "Traceback" not in server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+    listed = subprocess.run([sys.executable, "-m", "zotero_bridge", "reading-list", "--library",
+                             str(REPO / "examples" / "library.bib"), "--corpus", str(corpus_file), "--features",
+                             "tfidf", "--model", "none", "-n", "5", "--format", "json"],
+                            env=env, capture_output=True, text=True, check=True)
+    ids = [row["id"] for row in json.loads(listed.stdout)]
+    assert dismissed not in ids and len(ids) == 5 and len(corpus_rows()) > 5

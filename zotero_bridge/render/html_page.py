@@ -58,6 +58,8 @@ footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 .topic+.topic{margin-top:.3rem}}
 """
 
+PAGE_STYLE = _STYLE  # the reading list's look, which zotrec serve's page builds on (serve/static/triage.css)
+
 
 @dataclass
 class ListContext:

@@ -15,6 +15,7 @@ from importlib.resources import files
 from urllib.parse import parse_qs, urlsplit
 
 from recommender.errors import RecommenderError
+from zotero_bridge.render.html_page import PAGE_STYLE
 from zotero_bridge.serve.guard import HEADERS, HOST, Guard
 from zotero_bridge.serve.page import filter_query, paper_list, render_page
 
@@ -78,8 +79,10 @@ class TriageHandler(BaseHTTPRequestHandler):
             return
         path = urlsplit(self.path).path
         if path in STATIC:
-            self._send(HTTPStatus.OK, files("zotero_bridge.serve").joinpath("static", path.rsplit("/", 1)[1])
-                       .read_bytes(), STATIC[path])
+            body = files("zotero_bridge.serve").joinpath("static", path.rsplit("/", 1)[1]).read_bytes()
+            if path.endswith(".css"):  # the reading list's own look first, the page's additions after
+                body = PAGE_STYLE.encode() + body
+            self._send(HTTPStatus.OK, body, STATIC[path])
             return
         if path == "/favicon.ico":  # the browser asks for one; the page has none
             self._send(HTTPStatus.NO_CONTENT)

@@ -267,3 +267,38 @@ def test_serve_stops_on_ctrl_c_and_reading_list_leaves_out_what_was_dismissed(tm
                             env=env, capture_output=True, text=True, check=True)
     ids = [row["id"] for row in json.loads(listed.stdout)]
     assert dismissed not in ids and len(ids) == 5 and len(corpus_rows()) > 5
+
+
+def test_sync_leaves_out_a_paper_marked_not_for_me_and_writes_one_asked_more_of_never(zotero_server, papers):
+    from zotero_bridge.feedback.ratings import record_rating
+
+    from .test_sync import sync
+
+    first = sync(zotero_server, papers, top_n=5, dry_run=True).recommendations
+    with Memory() as memory:
+        record_rating(memory, f"user:{ZOTERO_USER_ID}", first[0].paper.id, first[0].paper.title, "not")
+        record_rating(memory, f"user:{ZOTERO_USER_ID}", first[1].paper.id, first[1].paper.title, "more")
+    report = sync(zotero_server, papers, top_n=5)
+    written = {entry.corpus_id for entry in report.plan.entries if entry.action == "add"}
+    assert len(written) == 5 and first[0].paper.id not in written and first[1].paper.id not in written
+
+
+def test_the_source_and_interest_filters(zotero_server, papers):
+    from dataclasses import replace
+
+    mixed = [replace(paper, venue="arXiv cs.LG") if number % 2 else paper for number, paper in enumerate(papers)]
+    served = Running(session_for(zotero_server, mixed))
+    try:
+        page = served.request("GET", "/")[2]
+        assert '<option value="arXiv cs.LG">' in page and '<option value="ICML 2025">' in page
+        only = ids_on(served.request("GET", "/?" + urlencode({"source": "arXiv cs.LG"}))[2])
+        venues = {paper.id: paper.venue for paper in mixed}
+        assert len(only) == 10 and {venues[cid] for cid in only} == {"arXiv cs.LG"}
+        interests = re.findall(r'<select name="interest">(.*?)</select>', page)[0]
+        names = re.findall(r'<option value="([^"]+)"', interests)
+        assert names  # the library's interests (recommender/scoring/interests.py) the list covers
+        chosen = ids_on(served.request("GET", "/?" + urlencode({"interest": names[0]}))[2])
+        by_interest = {rec.paper.id: rec.interest for rec in served.server.session.ranked()}
+        assert chosen and {by_interest[cid] for cid in chosen} == {names[0]}
+    finally:
+        served.stop()

@@ -302,3 +302,19 @@ def test_the_source_and_interest_filters(zotero_server, papers):
         assert chosen and {by_interest[cid] for cid in chosen} == {names[0]}
     finally:
         served.stop()
+
+
+def test_save_goes_to_the_zotero_source_or_save_to_and_nowhere_else():
+    import click
+
+    from zotero_bridge.cli.serve import save_target
+    from zotero_bridge.sync.run import WEB_API
+
+    options = SourceOptions()
+    web = save_target(["examples/library.bib", "zotero:web"], None, options, "Reading")
+    assert web.transport is WEB_API and web.collection_name == "Reading"
+    local = save_target(["examples/library.bib"], "zotero:local:http://127.0.0.1:23119/api", options, "Reading")
+    assert local.transport is not WEB_API
+    assert save_target(["examples/library.bib"], None, options, "Reading") is None  # Save then says why not
+    with pytest.raises(click.BadParameter):
+        save_target(["examples/library.bib"], "examples/library.bib", options, "Reading")

@@ -35,8 +35,8 @@ log = logging.getLogger("zotrec")
               help="Text features (default: dense when it can load, else tfidf).")
 @click.option("--encoder", default=None, metavar="NAME", help="The sentence encoder of dense features.")
 @click.option("--model", "model_path", metavar="PATH|none", help="A collaborative model, as for reading-list.")
-@click.option("--save-collection", default="zotrec", show_default=True,
-              help="The Zotero collection Save puts papers in (the one sync fills).")
+@click.option("--collection-name", "save_collection", default=None,
+              help="The Zotero collection Save puts papers in (default: the one `zotrec sync` fills for this corpus).")
 @click.option("--save-to", metavar="zotero:web|zotero:local[:URL]",
               help="Where Save writes when --library is a file or zotero.sqlite (default: the --library "
                    "zotero:web or zotero:local source).")
@@ -49,8 +49,9 @@ def serve_command(libraries, library_id, library_type, api_key, endpoint, corpus
                   encoder, model_path, save_collection, save_to, port, open_browser, steering):
     """A local page with your reading list: Save, Not for me, More like this, Later, each click remembered.
 
+    The page listens on 127.0.0.1 only, behind a token in the printed address; Ctrl-C stops it.
+
     \b
-    The page listens on 127.0.0.1 only, behind a token in the printed address. Ctrl-C stops it.
     Example:
         zotrec serve --library zotero:local --corpus icml2025 --corpus arxiv:cs.LG
     """
@@ -69,8 +70,11 @@ def serve_command(libraries, library_id, library_type, api_key, endpoint, corpus
     built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
                     representation=make_representation(features, encoder))
     group = click.get_current_context().meta.get("zotrec.group")
+    from zotero_bridge.cli.sync import default_collection_name
+
+    target = save_target(libraries, save_to, settings, save_collection or default_collection_name(corpus_paths))
     setup = ServeSetup(built, libraries, read.items, settings, group, profile_for(read.items, collection), top_n,
-                       save_target(libraries, save_to, settings, save_collection), steering)
+                       target, steering)
     session = TriageSession(setup)
     session.page()  # the first list, made before the address is printed: opening it answers at once
     server = TriageServer(session, ", ".join(libraries), ", ".join(corpus_paths) or "icml2025", port)

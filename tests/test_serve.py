@@ -318,3 +318,18 @@ def test_save_goes_to_the_zotero_source_or_save_to_and_nowhere_else():
     assert save_target(["examples/library.bib"], None, options, "Reading") is None  # Save then says why not
     with pytest.raises(click.BadParameter):
         save_target(["examples/library.bib"], "examples/library.bib", options, "Reading")
+
+
+def test_save_without_a_zotero_to_write_to_says_why_and_records_nothing(zotero_server, papers):
+    from dataclasses import replace
+
+    session = session_for(zotero_server, papers)
+    session.setup = replace(session.setup, save_target=None)
+    served = Running(session)
+    try:
+        first = ids_on(served.request("GET", "/")[2])[0]
+        status, _, body = served.act(first, "save")
+        assert status == 409 and "--save-to" in json.loads(body)["said"]
+        assert ratings() == {} and first in ids_on(json.loads(body)["list"])
+    finally:
+        served.stop()

@@ -64,6 +64,9 @@ class TriageSession:
     def ranked(self) -> list[Recommendation]:
         """The whole list the page draws from: reading-list's ranking (ratings included), papers shown on an
         earlier day (arXiv) and papers put off today left out."""
+        return self._run(self._ranked)[0]
+
+    def _ranked(self):
         from recommender.pipeline import RankOptions, rank
         from zotero_bridge.feedback.reading import named_library_input
         from zotero_bridge.feedback.seen import SeenFilter
@@ -75,20 +78,21 @@ class TriageSession:
         put_off = later_today(ratings_if_any(self.identity))
         recs = rank(setup.built.recommender, library, RankOptions(top_n=0, steering=setup.steering),
                     setup.built.caches)
-        return [rec for rec in seen.apply(recs, 0) if rec.paper.id not in put_off]
+        return [rec for rec in seen.apply(recs, 0) if rec.paper.id not in put_off], seen
 
     def page(self, interest: str = "", source: str = "") -> tuple[list[Recommendation], list[str], list[str]]:
         """(the papers to show, the list's interests, its sources), `interest`/`source` filtering the list."""
         return self._run(self._page, interest, source)
 
     def _page(self, interest: str, source: str):
-        recs = self.ranked()
+        recs, seen = self._ranked()
         interests = sorted({rec.interest for rec in recs[: 5 * self.setup.top_n] if rec.interest})
         sources = sorted({rec.paper.venue for rec in recs if rec.paper.venue})
         chosen = [rec for rec in recs if (not interest or rec.interest == interest)
                   and (not source or rec.paper.venue == source)]
         chosen = chosen[: self.setup.top_n] if self.setup.top_n else chosen
         self.shown.update((rec.paper.id, rec) for rec in chosen)
+        seen.remember(chosen, "page")  # a daily paper shown here is not shown again on another day
         return chosen, interests, sources
 
     def act(self, corpus_id: str, action: str) -> str:

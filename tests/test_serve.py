@@ -333,3 +333,20 @@ def test_save_without_a_zotero_to_write_to_says_why_and_records_nothing(zotero_s
         assert ratings() == {} and first in ids_on(json.loads(body)["list"])
     finally:
         served.stop()
+
+
+def test_daily_papers_the_page_shows_are_not_shown_again_on_another_day(zotero_server, papers):
+    from dataclasses import replace
+    from datetime import date, timedelta
+
+    from zotero_bridge.feedback.seen import SeenFilter
+
+    daily = [replace(paper, id="arxiv:2512." + paper.id[-3:].rjust(5, "0")) for paper in papers]
+    session = session_for(zotero_server, daily)
+    shown, _, _ = session.page()
+    try:
+        tomorrow = SeenFilter.for_run(["zotero:web"], session.setup.settings, day=date.today() + timedelta(days=1),
+                                      corpus=daily)
+        assert {rec.paper.id for rec in shown} <= tomorrow.hidden and len(shown) == 10
+    finally:
+        session.close()

@@ -15,7 +15,7 @@ The lift is chosen on fold 1 (validation) by nDCG@20, then fold 0 is reported wi
 ships (scoring/feedback.py LIKED_BOOST); each arm's nDCG@20 is also given as a paired difference per user
 against Zotero actions alone, with its standard error.
 
-    python benchmarks/ratings.py ../shared/data/citeulike-a [USERS] [--json OUT]
+    python benchmarks/ratings.py ../shared/data/citeulike-a [USERS] [--dense] [--json OUT]
 """
 
 from __future__ import annotations
@@ -31,10 +31,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recommender.collaborative.datasets import load_dataset  # noqa: E402
-from recommender.evaluation.feedback_sim import TfidfUser, _tfidf_users  # noqa: E402
+from recommender.evaluation.feedback_sim import DenseRule, TfidfUser, _dense_users, _tfidf_users  # noqa: E402
 from recommender.evaluation.folds import item_cold_folds  # noqa: E402
 from recommender.scoring.aggregation import TOP5  # noqa: E402
-from recommender.scoring.feedback import LIKED_BOOST, LINEAR_WEIGHT, linear_feedback_scores, negative_sample  # noqa: E402
+from recommender.scoring.feedback import (  # noqa: E402
+    DENSE_LINEAR_WEIGHT,
+    LIKED_BOOST,
+    LINEAR_WEIGHT,
+    linear_feedback_scores,
+    negative_sample,
+)
 from recommender.scoring.fusion import standardise  # noqa: E402
 
 SHOWN = 20
@@ -62,6 +68,22 @@ def rated_scores(user: TfidfUser, liked: list[int], disliked: list[int], shown: 
     return adjusted
 
 
+def dense_rated_scores(user, liked: list[int], disliked: list[int], shown: np.ndarray, kept: list[int],
+                       boost: float) -> np.ndarray:
+    """The same rule on the fused score of dense rows (`--dense`): the profile grown by `kept` saves in every
+    signal, the linear model at DENSE_LINEAR_WEIGHT, the lift by the rows' cosine."""
+    fold, vectors = user.fold, user.fold.test_vectors
+    base = user.fused(kept) if kept else user.first
+    profile = np.vstack([fold.train_vectors[user.position], vectors[kept]])
+    positives = sorted(set(liked) | set(kept))
+    negatives = negative_sample(len(vectors), len(profile) + len(liked), np.flatnonzero(shown), user.seed)
+    linear = linear_feedback_scores(profile, vectors[positives], vectors[disliked], vectors[negatives], vectors)
+    adjusted = standardise(base) + DENSE_LINEAR_WEIGHT * standardise(linear)
+    if liked and boost:
+        adjusted = adjusted + boost * float(np.std(adjusted)) * np.clip(user.extra["dense"][liked].max(axis=0), 0, None)
+    return adjusted
+
+
 def next_list(scores: np.ndarray, shown: np.ndarray, relevant: np.ndarray) -> tuple[float, float]:
     """recall@20 and nDCG@20 of the best 20 not shown before, over the held-out saves not shown yet."""
     left = relevant & ~shown
@@ -81,23 +103,31 @@ def one_user(user: TfidfUser, relevant: np.ndarray, boosts) -> dict[str, tuple[f
     shown[top] = True
     up = [int(i) for i in top if relevant[i]]
     down = [int(i) for i in top if not relevant[i]]
-    rule = ("linear", LINEAR_WEIGHT, True)
+    dense = not isinstance(user, TfidfUser)
+    rule = DenseRule("linear", DENSE_LINEAR_WEIGHT) if dense else ("linear", LINEAR_WEIGHT, True)
+    rated = dense_rated_scores if dense else rated_scores
     found = {"without feedback": next_list(first, shown, relevant),
              "Zotero actions alone": next_list(user.rescore(rule, up, [], shown), shown, relevant),
              "Zotero actions with removals": next_list(user.rescore(rule, up, down, shown), shown, relevant)}
     for boost in boosts:
-        found[f"explicit ratings ×{boost:g}"] = next_list(rated_scores(user, up, down, shown, [], boost), shown,
-                                                          relevant)
-        found[f"ratings and saves ×{boost:g}"] = next_list(rated_scores(user, up, down, shown, up, boost), shown,
-                                                           relevant)
+        found[f"explicit ratings ×{boost:g}"] = next_list(rated(user, up, down, shown, [], boost), shown, relevant)
+        found[f"ratings and saves ×{boost:g}"] = next_list(rated(user, up, down, shown, up, boost), shown, relevant)
     return found
 
 
-def run_fold(data, fold: int, users: int, boosts) -> dict:
+def run_fold(data, fold: int, users: int, boosts, items=None) -> dict:
     started = time.perf_counter()
     totals: dict[str, list] = {}
     count = 0
-    for user, relevant in _tfidf_users(data, item_cold_folds(data.n_items)[fold], TOP5, users, seed=0):
+    test_items = item_cold_folds(data.n_items)[fold]
+    if items is None:
+        people = _tfidf_users(data, test_items, TOP5, users, seed=0)
+    else:
+        from recommender.evaluation.feedback_sim import DenseUser, shipped_weights
+        from recommender.evaluation.folds import settings_for
+
+        people = _dense_users(data, test_items, items, shipped_weights(), settings_for(data, None), users, 0, DenseUser)
+    for user, relevant in people:
         count += 1
         for arm, values in one_user(user, relevant, boosts).items():
             totals.setdefault(arm, []).append(values)
@@ -116,11 +146,20 @@ def run_fold(data, fold: int, users: int, boosts) -> dict:
 def main(argv: list[str]) -> None:
     folder, users = argv[0], int(argv[1]) if len(argv) > 1 and not argv[1].startswith("--") else 500
     data = load_dataset(f"citeulike-a:{folder}")
-    validation = run_fold(data, 1, users, BOOSTS)
+    items = None
+    if "--dense" in argv:  # MiniLM rows and the shipped fused score (ALS and the dense map trained per fold)
+        from recommender.evaluation.protocol import dense_report_rows
+        from recommender.evaluation.splits import DenseItems
+        from recommender.features import make_representation
+
+        representation = make_representation("dense")
+        items = DenseItems(dense_report_rows(data, representation), representation.model_id)
+    validation = run_fold(data, 1, users, BOOSTS, items)
     boost = max(BOOSTS, key=lambda b: validation["arms"][f"explicit ratings ×{b:g}"][1])
-    report = run_fold(data, 0, users, sorted({boost, LIKED_BOOST}))  # the chosen lift and the one zotrec ships
-    report |= {"data": data.name, "chosen_boost": boost, "validation": validation}
-    print(f"{data.name} item-cold fold 0, {report['users']} users, first {SHOWN} picks rated; "
+    report = run_fold(data, 0, users, sorted({boost, LIKED_BOOST}), items)  # the chosen lift and zotrec's
+    report |= {"data": data.name, "features": "dense, fused" if items else "tfidf top5", "chosen_boost": boost,
+               "validation": validation}
+    print(f"{data.name} item-cold fold 0 ({report['features']}), {report['users']} users, first {SHOWN} picks rated; "
           f"LIKED_BOOST {boost:g} chosen on fold 1 by nDCG@{SHOWN}")
     print(f"{'next list':<34}{'recall@20':>11}{'nDCG@20':>10}{'nDCG − Zotero actions alone (± s.e.)':>38}")
     for arm, (recall, ndcg) in report["arms"].items():

@@ -218,9 +218,8 @@ def test_ratings_reach_reading_list_and_zotero_verdicts_stand_over_them(tmp_path
     from zotero_bridge.feedback.memory import Remembered
     from zotero_bridge.feedback.ratings import NOT_FOR_ME, Rating
 
-    rated = {"a": Rating("a", "A", "more", "2026-01-01T00:00:00Z"), "b": Rating("b", "B", "not", "2026-01-01T00:00:00Z"),
-             "c": Rating("c", "C", "saved", "2026-01-01T00:00:00Z"), "d": Rating("d", "D", "later", "2026-01-01T00:00:00Z"),
-             "e": Rating("e", "E", "more", "2026-01-01T00:00:00Z")}
+    rated = {cid: Rating(cid, cid.upper(), rating, "2026-01-01T00:00:00Z")
+             for cid, rating in (("a", "more"), ("b", "not"), ("c", "saved"), ("d", "later"), ("e", "more"))}
     trashed = {"e": Remembered("e", "E", "KEY", "COLL", "", fate="dismissed", why="you moved it to the trash")}
     feedback = feedback_for(trashed, ratings=rated)
     assert feedback.liked == {"a"} and feedback.kept == {"c"}

@@ -48,8 +48,8 @@ def record_rating(memory, library: str, corpus_id: str, title: str, rating: str)
         raise ValueError(f"unknown rating {rating!r} (one of {', '.join(RATINGS)})")
     at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with memory._room("it keeps the ratings it held before"), memory.db:
-        memory.db.execute("INSERT OR REPLACE INTO ratings (library, corpus_id, title, rating, at) VALUES (?, ?, ?, ?, ?)",
-                          (library, corpus_id, title, rating, at))
+        memory.db.execute("INSERT OR REPLACE INTO ratings (library, corpus_id, title, rating, at) "
+                          "VALUES (?, ?, ?, ?, ?)", (library, corpus_id, title, rating, at))
     return Rating(corpus_id, title, rating, at)
 
 

@@ -19,8 +19,8 @@ BUTTONS = (("save", "Save", "s"), ("not", "Not for me", "x"), ("more", "More lik
 def paper_card(rec: Recommendation, position: int, csrf: str, interest: str = "", source: str = "") -> str:
     paper = rec.paper
     authors = list(paper.authors[:AUTHORS_SHOWN]) + (["et al."] if len(paper.authors) > AUTHORS_SHOWN else [])
-    tags = [f'<span class="tag">{html_text(t)}</span>' for t in (paper.venue, presentation(paper), str(paper.year or ""))
-            if t]
+    shown = (paper.venue, presentation(paper), str(paper.year or ""))
+    tags = [f'<span class="tag">{html_text(t)}</span>' for t in shown if t]
     if rec.match is not None:
         tags.append(f'<span class="match"><meter min="0" max="100" value="{int(rec.match)}"></meter> '
                     f'{int(rec.match)}% match</span>')

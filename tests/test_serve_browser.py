@@ -209,3 +209,43 @@ def test_phone_width_fits_without_sideways_scrolling(browser, served):
         assert box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] >= 36  # a thumb's target
     if folder := os.environ.get("ZOTREC_SCREENSHOTS"):
         browser.save_screenshot(str(Path(folder) / "serve-test-390.png"))
+
+
+def test_a_page_elsewhere_cannot_click_for_the_user(browser, served, zotero_server):
+    """Another site open in the same browser posts to /act (a form and a fetch, with a guessed CSRF value): the
+    SameSite cookie stays home, the CSRF check refuses, nothing is rated and Zotero is not written."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    open_page(browser, served)
+    target = shown_ids(browser)[0]
+    writes = len(zotero_server.writes())
+    attack = (f'<!doctype html><form id="f" method="post" action="{served.guard.origin}/act">'
+              f'<input name="id" value="{target}"><input name="action" value="save">'
+              '<input name="csrf" value="guessed"></form><script>'
+              f'fetch("{served.guard.origin}/act", {{method: "POST", mode: "no-cors", credentials: "include", '
+              f'body: new URLSearchParams({{id: "{target}", action: "not", csrf: "guessed"}})}});'
+              'setTimeout(function () { document.getElementById("f").submit(); }, 300);</script>')
+
+    class Attacker(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = attack.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    evil = ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://localhost:{evil.server_address[1]}/")  # another origin (another port, another name)
+        wait_for(browser, lambda: "/act" in browser.current_url)  # the form went; its answer is the refusal
+        assert "CSRF" in browser.page_source or "token" in browser.page_source
+    finally:
+        evil.shutdown()
+        evil.server_close()
+    assert ratings() == {} and len(zotero_server.writes()) == writes

@@ -35,6 +35,7 @@ from recommender.evaluation.feedback_sim import DenseRule, TfidfUser, _dense_use
 from recommender.evaluation.folds import item_cold_folds  # noqa: E402
 from recommender.scoring.aggregation import TOP5  # noqa: E402
 from recommender.scoring.feedback import (  # noqa: E402
+    DENSE_LIKED_BOOST,
     DENSE_LINEAR_WEIGHT,
     LIKED_BOOST,
     LINEAR_WEIGHT,
@@ -156,7 +157,8 @@ def main(argv: list[str]) -> None:
         items = DenseItems(dense_report_rows(data, representation), representation.model_id)
     validation = run_fold(data, 1, users, BOOSTS, items)
     boost = max(BOOSTS, key=lambda b: validation["arms"][f"explicit ratings ×{b:g}"][1])
-    report = run_fold(data, 0, users, sorted({boost, LIKED_BOOST}), items)  # the chosen lift and zotrec's
+    shipped = DENSE_LIKED_BOOST if items else LIKED_BOOST
+    report = run_fold(data, 0, users, sorted({boost, shipped}), items)  # the chosen lift and zotrec's
     report |= {"data": data.name, "features": "dense, fused" if items else "tfidf top5", "chosen_boost": boost,
                "validation": validation}
     print(f"{data.name} item-cold fold 0 ({report['features']}), {report['users']} users, first {SHOWN} picks rated; "

@@ -41,6 +41,7 @@ GROUP_BOOST = 0.5
 # The lift towards papers the user asked more of, chosen on the ratings benchmark's validation fold (2 of 0–8;
 # benchmarks/ratings.py, docs/serve.md: on CiteULike tf-idf its gain is within noise, the verdicts do the work).
 LIKED_BOOST = 2.0
+DENSE_LIKED_BOOST = 2.0  # the same on dense rows after the fused score (benchmarks/ratings.py --dense)
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
 
 
@@ -140,13 +141,15 @@ def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -
 
 def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], corpus_rows, feedback: Feedback,
                    *, profile_rows=None, top_n: int = 0, weight: float | None = None,
-                   group_boost: float = GROUP_BOOST, liked_boost: float = LIKED_BOOST, seed: int = 0
+                   group_boost: float = GROUP_BOOST, liked_boost: float | None = None, seed: int = 0
                    ) -> list[Recommendation]:
     """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
     of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
     top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`)."""
     if weight is None:
         weight = feedback_weight(corpus_rows)
+    if liked_boost is None:
+        liked_boost = DENSE_LIKED_BOOST if is_dense(corpus_rows) else LIKED_BOOST
     if not feedback or not recs:
         return _renumber(list(recs)[:top_n] if top_n else list(recs))
     position = {paper_id: index for index, paper_id in enumerate(corpus_ids)}

@@ -1,0 +1,133 @@
+"""`zotrec mcp` through the MCP SDK's own client over stdio: `python -m zotero_bridge mcp …` spawned as a real
+subprocess, its tools listed and called; answers compared with `reading-list --format json` on the same library
+and corpus, and `save` against the fake Zotero Web API (tests/zotero_server.py), which it writes only when asked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from zotero_bridge.cli.main import cli
+
+from .conftest import REPO, ZOTERO_USER_ID, ZOTERO_WRITE_KEY
+from .test_sync import NAME, corpus_file, corpus_rows  # noqa: F401 (the Web API sync's corpus)
+
+pytest.importorskip("mcp", reason="zotrec mcp needs the MCP SDK (pip install 'mcp>=2.3,<3')")
+
+LIBRARY = REPO / "examples" / "library.bib"
+FAST = ["--features", "tfidf", "--model", "none"]
+
+
+def session(args, calls, tmp_path, env=None):
+    """Start `zotrec mcp ARGS`, list its tools, make each call (name, arguments) in order; returns (tools, the
+    results, the server's stderr)."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "zotero_bridge", "mcp", *args],
+                                   env=environment, cwd=str(REPO))
+    log = tmp_path / "server-stderr.txt"
+
+    async def run():
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+                listed = await client.list_tools()
+                return listed.tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    tools, results = asyncio.run(run())
+    return tools, results, log.read_text()
+
+
+def text_of(result) -> str:
+    return " ".join(block.text for block in result.content if getattr(block, "text", None))
+
+
+def test_tools_and_the_same_list_as_reading_list(corpus_file, tmp_path):  # noqa: F811
+    args = ["--library", str(LIBRARY), "--corpus", str(corpus_file), *FAST]
+    title = "Density estimation using Real NVP"  # an item of examples/library.bib
+    calls = [("recommend", {"n": 10}), ("explain", {"paper": "PLACEHOLDER"}),
+             ("similar", {"text": "earthquakes seismic waves", "n": 5}), ("similar", {"item": title, "n": 5}),
+             ("similar", {}), ("explain", {"paper": "no/such-paper"}),
+             ("recommend", {"library": [str(tmp_path / "missing.bib")]})]
+    listed = CliRunner().invoke(cli, ["reading-list", *args, "-n", "10", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    expected = json.loads(listed.stdout)
+    calls[1] = ("explain", {"paper": expected[0]["id"]})
+    tools, results, stderr = session(args, calls, tmp_path)
+
+    assert {tool.name for tool in tools} == {"recommend", "explain", "similar", "save"}
+    assert all(tool.output_schema for tool in tools)  # structured answers
+    assert next(t for t in tools if t.name == "recommend").annotations.read_only_hint
+    recommend, explain, like_text, like_item, neither, unknown, missing = results
+
+    assert not recommend.is_error
+    papers = recommend.structured_content["papers"]
+    assert [p["id"] for p in papers] == [p["id"] for p in expected]  # the same top 10, in the same order
+    assert np.allclose([p["score"] for p in papers], [p["score"] for p in expected])
+    strip = lambda rows: [{k: v for k, v in row.items() if k != "score"} for row in rows]  # noqa: E731
+    assert strip(papers) == strip(expected)  # the rows of the JSON renderer: ids, titles, links, reasons
+    assert json.loads(text_of(recommend)) == recommend.structured_content  # the text block says the same
+
+    assert not explain.is_error
+    why = explain.structured_content
+    assert why["ranked"] and why["rank"] == 1 and why["paper"]["id"] == expected[0]["id"]
+    assert why["of"] == len(corpus_rows())
+    assert any(line.startswith("because you saved: ") for line in why["why"])
+
+    words = {"earthquakes", "seismic", "waves"}
+    found = like_text.structured_content["papers"]
+    assert len(found) == 5 and all(words <= set(p["title"].lower().replace("(", " ").split()) for p in found)
+    assert like_item.structured_content["like"]["item"]["title"] == title
+    assert [p["id"] for p in like_item.structured_content["papers"]] != [p["id"] for p in found]
+
+    for failed in (neither, unknown, missing):
+        message = text_of(failed)
+        assert failed.is_error and "\n" not in message and "Traceback" not in message
+    assert "a text or a library item" in text_of(neither)
+    assert "'no/such-paper' is not a paper of the corpus" in text_of(unknown)
+    assert "missing.bib" in text_of(missing)
+    assert "Traceback" not in stderr and "tools recommend, explain, similar, save on stdio" in stderr
+
+
+def test_save_writes_only_when_asked_and_once(zotero_server, corpus_file, tmp_path):  # noqa: F811
+    args = ["--library", "zotero:web", "--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url,
+            "--corpus", str(corpus_file), *FAST]
+    listed = CliRunner().invoke(cli, ["reading-list", *args, "-n", "10", "--format", "json"],
+                                env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
+    assert listed.exit_code == 0, listed.output
+    pick = json.loads(listed.stdout)[4]["id"]
+    calls = [("recommend", {"n": 10}), ("save", {"paper": pick}), ("save", {"paper": pick, "confirm": False}),
+             ("save", {"paper": pick, "confirm": True}), ("save", {"paper": pick, "confirm": True})]
+    before = len(zotero_server.writes())
+    tools, results, stderr = session(args, calls[:3], tmp_path, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
+    assert [r.is_error for r in results] == [False] * 3
+    assert len(zotero_server.writes()) == before  # asked twice without confirm: nothing written
+    assert results[1].structured_content["written"] is False and results[1].structured_content["paper"]["id"] == pick
+    assert "confirm: true" in results[1].structured_content["message"]
+
+    tools, results, stderr = session(args, calls[3:], tmp_path, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
+    first, again = (r.structured_content for r in results)
+    assert first["saved"] and first["written"] and first["action"] == "created" and first["collection"] == NAME
+    assert again["saved"] and not again["written"] and again["item_key"] == first["item_key"]
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    made = [d for d in library.items.values() if f"zotrec: {pick} " in (d.get("extra") or "")]
+    assert len(made) == 1 and made[0]["collections"] == [first["collection_key"]]
+    assert [d for d in library.items.values() if d.get("parentItem") == made[0]["key"]]  # its reasons note
+    answers = json.dumps([r.structured_content for r in results]) + " ".join(text_of(r) for r in results)
+    assert ZOTERO_WRITE_KEY not in answers and ZOTERO_WRITE_KEY not in stderr
+
+
+def test_a_refused_key_is_a_tool_error_that_never_holds_it(zotero_server, corpus_file, tmp_path):  # noqa: F811
+    wrong = "not-a-real-key-987654"
+    args = ["--library", "zotero:web", "--library-id", str(ZOTERO_USER_ID), "--endpoint", zotero_server.url,
+            "--corpus", str(corpus_file), *FAST]
+    _, [result], stderr = session(args, [("recommend", {"n": 3})], tmp_path, env={"ZOTERO_API_KEY": wrong})
+    assert result.is_error and "refused the API key" in text_of(result)
+    assert wrong not in text_of(result) and wrong not in stderr and "Traceback" not in stderr

@@ -40,8 +40,8 @@ def mcp_command(libraries, library_id, library_type, api_key, endpoint, corpus_p
     the call says confirm: true. stdout is the protocol; logs go to stderr.
 
     \b
-    Example (the command an MCP client starts):
-        zotrec mcp --library ~/Zotero/zotero.sqlite --save-to zotero:local
+    Example:
+        zotrec mcp --library ~/Zotero/zotero.sqlite --save-to zotero:local   # what an MCP client starts
     """
     from importlib.metadata import PackageNotFoundError, version
 

@@ -104,13 +104,14 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.corpus_input import shipped
+    from zotero_bridge.cli.feed_corpus import with_feed_corpora
     from zotero_bridge.cli.reading_list import list_context, ranked_list
 
     features = choose_features(features)
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(model_path, features))
     settings = source_settings(*source)
-    built = shipped(corpora, features=features, aggregation=aggregation, model=model,
-                    representation=make_representation(features))
+    built = shipped(with_feed_corpora(corpora, libraries), features=features, aggregation=aggregation,
+                    model=model, representation=make_representation(features))
     recommender = built.recommender
     done: dict = {}
     if atom_file or mail_to:

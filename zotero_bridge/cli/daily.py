@@ -59,6 +59,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
     Run it from cron, a systemd user timer or launchd (the README shows each).
     """
+    from zotero_bridge.cli.sources import with_auto_corpora
     from zotero_bridge.deliver.schedule import DayLock, DayState, job_key
 
     if not (atom_file or mail_to or do_sync):
@@ -73,6 +74,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
         missed = state.missed_days(today, days)
         if missed:
             log.info(f"Catching up {missed} missed day{'s' if missed != 1 else ''} (their papers are in the window).")
+        corpora = with_auto_corpora(corpora, libraries, source_settings(library_id, library_type, api_key, endpoint))
         fetched = _fetch(corpora, sources, days)
         summary = {"fetched": fetched, "missed": missed}
         summary.update(_rank_and_deliver(libraries, (library_id, library_type, api_key, endpoint), corpora, top_n,

@@ -52,20 +52,23 @@ def text_of(result) -> str:
 def test_tools_and_the_same_list_as_reading_list(corpus_file, tmp_path):  # noqa: F811
     args = ["--library", str(LIBRARY), "--corpus", str(corpus_file), *FAST]
     title = "Density estimation using Real NVP"  # an item of examples/library.bib
+    journals = tmp_path / "journals.bib"
+    journals.write_text("".join(f"@article{{r{n}, title = {{Imaging study {n}}}, journal = {{Radiology}}, "
+                                f"issn = {{0033-8419}}, year = {{2024}}}}\n" for n in range(3)), encoding="utf-8")
     calls = [("recommend", {"n": 10}), ("explain", {"paper": "PLACEHOLDER"}),
              ("similar", {"text": "earthquakes seismic waves", "n": 5}), ("similar", {"item": title, "n": 5}),
              ("similar", {}), ("explain", {"paper": "no/such-paper"}),
-             ("recommend", {"library": [str(tmp_path / "missing.bib")]})]
+             ("recommend", {"library": [str(tmp_path / "missing.bib")]}), ("sources", {"library": [str(journals)]})]
     listed = CliRunner().invoke(cli, ["reading-list", *args, "-n", "10", "--format", "json"])
     assert listed.exit_code == 0, listed.output
     expected = json.loads(listed.stdout)
     calls[1] = ("explain", {"paper": expected[0]["id"]})
     tools, results, stderr = session(args, calls, tmp_path)
 
-    assert {tool.name for tool in tools} == {"recommend", "explain", "similar", "save"}
+    assert {tool.name for tool in tools} == {"recommend", "explain", "similar", "sources", "save"}
     assert all(tool.output_schema for tool in tools)  # structured answers
     assert next(t for t in tools if t.name == "recommend").annotations.read_only_hint
-    recommend, explain, like_text, like_item, neither, unknown, missing = results
+    recommend, explain, like_text, like_item, neither, unknown, missing, follow = results
 
     assert not recommend.is_error
     papers = recommend.structured_content["papers"]
@@ -93,7 +96,10 @@ def test_tools_and_the_same_list_as_reading_list(corpus_file, tmp_path):  # noqa
     assert "a text or a library item" in text_of(neither)
     assert "'no/such-paper' is not a paper of the corpus" in text_of(unknown)
     assert "missing.bib" in text_of(missing)
-    assert "Traceback" not in stderr and "tools recommend, explain, similar, save on stdio" in stderr
+    assert follow.structured_content["sources"][0] == {"option": "openalex:issn:0033-8419",
+                                                       "label": "Radiology (ISSN 0033-8419)", "count": 3,
+                                                       "kind": "journal"}
+    assert "Traceback" not in stderr and "tools recommend, explain, similar, sources, save on stdio" in stderr
 
 
 def test_save_writes_only_when_asked_and_once(zotero_server, corpus_file, tmp_path):  # noqa: F811

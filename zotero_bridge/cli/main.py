@@ -17,6 +17,7 @@ from zotero_bridge.cli.mcp import mcp_command
 from zotero_bridge.cli.model import evaluate_group, train_command
 from zotero_bridge.cli.reading_list import library_command, reading_list
 from zotero_bridge.cli.score import score_command
+from zotero_bridge.cli.sources import sources_command
 from zotero_bridge.cli.sync import sync_command
 
 
@@ -44,4 +45,5 @@ def cli(quiet: bool, verbose: bool) -> None:
 for command in (reading_list, library_command, score_command, sync_command, daily_command, history_command,
                 corpus_group, train_command, evaluate_group):
     cli.add_command(command)
-cli.add_command(mcp_command)
+cli.add_command(sources_command)  # zotrec sources (zotero_bridge/cli/sources.py)
+cli.add_command(mcp_command)  # zotrec mcp (zotero_bridge/cli/mcp.py)

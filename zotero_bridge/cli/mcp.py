@@ -34,7 +34,7 @@ WRITABLE = ("zotero:web", "zotero:local")
 @friendly_errors
 def mcp_command(libraries, library_id, library_type, api_key, endpoint, corpus_paths, features, model_path,
                 collection_name, save_to):
-    """Serve zotrec's tools to an AI assistant over MCP on stdio: recommend, explain, similar, save.
+    """Serve zotrec's tools to an AI assistant over MCP on stdio: recommend, explain, similar, sources, save.
 
     The answers are the rows of `reading-list --format json`; `save` writes one paper to Zotero only when
     the call says confirm: true. stdout is the protocol; logs go to stderr.
@@ -70,19 +70,31 @@ class CommandPipeline:
         self.libraries, self.corpus_paths, self.settings = tuple(libraries), tuple(corpus_paths), settings
         self.features, self.model_path = features, model_path
         self.collection_name, self.save_to = collection_name, save_to
-        self._built: dict[tuple, object] = {}
+        self._built: dict[tuple, object] = {}  # the last corpus built (one kept: a model's rows are large)
         self._model = None
         self._model_loaded = False
 
-    def _built_for(self, corpus: tuple):
-        from zotero_bridge.cli.corpus_input import shipped
+    def _built_for(self, corpus: tuple, libraries: tuple):
+        """The shipped Recommender on the corpus as reading-list resolves it (zotero:feeds too), built again
+        only when a corpus file changed (a feed read anew, a stored corpus fetched)."""
+        from pathlib import Path
 
-        if corpus not in self._built:
+        from zotero_bridge.cli.corpus_input import shipped
+        from zotero_bridge.cli.feed_corpus import with_feed_corpora
+
+        resolved = tuple(with_feed_corpora(corpus, libraries))
+        key = tuple((spec, (stat.st_mtime_ns, stat.st_size) if (path := Path(spec)).is_file()
+                     and (stat := path.stat()) else None) for spec in resolved)
+        if key not in self._built:
             if not self._model_loaded:
                 self._model, self._model_loaded = load_model(self.model_path, self.features), True
             aggregation, model = scoring(DEFAULT_AGGREGATION, self._model)
-            self._built[corpus] = shipped(corpus, features=self.features, aggregation=aggregation, model=model)
-        return self._built[corpus]
+            self._built = {key: shipped(resolved, features=self.features, aggregation=aggregation, model=model)}
+        return self._built[key]
+
+    def library_items(self, query):
+        libraries = query.library or self.libraries
+        return ", ".join(map(str, libraries)), read_sources(libraries, self.settings).items
 
     def ranked(self, query, top_n, profile=None, shown=False):
         from zotero_bridge.cli.reading_list import ranked_list
@@ -92,7 +104,7 @@ class CommandPipeline:
         libraries, corpus = query.library or self.libraries, query.corpus or self.corpus_paths
         steering = steering_from(query.prefer, query.avoid, None)
         read = read_sources(libraries, self.settings)
-        built = self._built_for(corpus)
+        built = self._built_for(corpus, libraries)
         recs, seen = ranked_list(built, libraries, read.items, self.settings, top_n, steering=steering,
                                  include_seen=query.include_seen, profile=profile(read.items) if profile else None)
         if shown:

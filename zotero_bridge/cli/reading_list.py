@@ -21,6 +21,7 @@ from zotero_bridge.cli.common import (
     write_output,
 )
 from zotero_bridge.cli.corpus_input import shipped
+from zotero_bridge.cli.feed_corpus import with_feed_corpora
 from zotero_bridge.cli.steering import steering_options, warn_undated
 
 
@@ -80,8 +81,8 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     read = read_sources(libraries, settings)
     warn_undated(steering, read.items)
     warn_unread(profile_for(read.items, collection) or read.items, features)
-    built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
-                    representation=make_representation(features, encoder))
+    built = shipped(with_feed_corpora(corpus_paths, libraries), features=features, aggregation=aggregation,
+                    model=model, representation=make_representation(features, encoder))
     recommender = built.recommender
     from recommender.words import plural
 

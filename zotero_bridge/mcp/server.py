@@ -21,7 +21,7 @@ from zotero_bridge.mcp.tools import Pipeline, Query
 
 log = logging.getLogger("zotrec")
 
-TOOLS = ("recommend", "explain", "similar", "save")
+TOOLS = ("recommend", "explain", "similar", "sources", "save")
 INSTRUCTIONS = ("zotrec recommends papers from a corpus (ICML 2025, daily arXiv, …) for the user's Zotero library, "
                 "with reasons. recommend gives the list; explain says why a paper was picked; similar finds papers "
                 "like a text or a library item; sources suggests what to follow; save writes one paper into "
@@ -83,6 +83,13 @@ def build_server(pipeline: Pipeline, describe_error: Callable[[BaseException], s
         """Corpus papers like a text or like one item of the user's library (give one of the two); papers the
         library holds are never listed."""
         return answer(lambda: tools.similar(pipeline, query(library, corpus), n, text=text, item=item))
+
+    @server.tool(annotations=reading)
+    def sources(library: Libraries = None, n: Count = 20) -> dict[str, Any]:
+        """What to follow: the journals, arXiv categories and bioRxiv/medRxiv subjects the user's library comes
+        from, each a corpus option (for recommend's corpus, or `zotrec daily --corpus`) with how many items
+        point there, the most first."""
+        return answer(lambda: tools.sources(pipeline, query(library, None), n))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                              open_world_hint=True))

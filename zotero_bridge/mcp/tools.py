@@ -53,6 +53,9 @@ class Pipeline(Protocol):
         scores learn from out of the library read (the library stays what is owned); `shown`: the papers
         count as shown to the user (daily papers are then not shown again on a later day)."""
 
+    def library_items(self, query: Query) -> tuple[str, Sequence[LibraryItem]]:
+        """(how to name the library, its items as read)."""
+
     def save(self, query: Query, rec: Recommendation, collection: str | None) -> Any:
         """zotero_bridge/sync/save.py `save_paper` into the library `query` names; its SaveResult."""
 
@@ -112,6 +115,18 @@ def similar(pipeline: Pipeline, query: Query, n: int, text: str | None = None, i
     ranked = pipeline.ranked(query, n, profile, shown=True)
     like = {"text": text} if text else {"item": {"key": chosen[0].key, "title": chosen[0].title}}
     return {**_header(ranked), "like": like, "papers": rows(ranked.recs)}
+
+
+def sources(pipeline: Pipeline, query: Query, n: int) -> dict[str, Any]:
+    """What to follow: the journals, arXiv categories and bioRxiv/medRxiv subjects the library's items come
+    from, as `--corpus` options with how many items point there (recommender/corpus/suggest.py)."""
+    from recommender.corpus.suggest import suggest_sources
+
+    library, items = pipeline.library_items(query)
+    found = suggest_sources(items)
+    return {"library": library, "items": len(items), "more": max(0, len(found) - n),
+            "sources": [{"option": s.option or None, "label": _safe(s.label), "count": s.count, "kind": s.kind}
+                        for s in found[:n]]}
 
 
 def save(pipeline: Pipeline, query: Query, paper_id: str, confirm: bool, collection: str | None = None

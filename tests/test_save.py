@@ -14,7 +14,7 @@ from zotero_bridge.feedback.fates import KEPT, SAVED
 from zotero_bridge.feedback.memory import Memory
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sync.run import local_transport
-from zotero_bridge.sync.save import ADDED, ALREADY, CREATED, SaveTarget, save_paper
+from zotero_bridge.sync.save import ADDED, ALREADY, CREATED, SaveTarget, save_paper, target_for, writable_library
 
 from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 from .test_local_sync import desktop  # noqa: F401 (the seeded fake desktop)
@@ -159,3 +159,15 @@ def test_the_desktop_local_api_saves_once(desktop, papers):  # noqa: F811
     assert save_paper(target, rec).action == ALREADY and len(desktop.writes()) == writes
     assert desktop.prompts == ["zotrec"]
     assert remembered(rec.paper.id)[0].why == SAVED
+
+
+def test_only_the_zotero_apis_are_save_targets(tmp_path):
+    options = SourceOptions()
+    assert writable_library(["examples/library.bib", "zotero:sqlite", "zotero:local", "zotero:web"]) == "zotero:local"
+    assert writable_library(["examples/library.bib", str(tmp_path / "zotero.sqlite")]) is None
+    assert target_for("zotero:web", options, NAME).transport.group_signal
+    local = target_for("zotero:local:http://127.0.0.1:9/api", options, "Reading/ICML 2025")
+    assert not local.transport.group_signal and local.collection_name == "Reading/ICML 2025"
+    for spec in ("examples/library.bib", "zotero:sqlite"):
+        with pytest.raises(BridgeError, match="saves to zotero:web or zotero:local"):
+            target_for(spec, options, NAME)

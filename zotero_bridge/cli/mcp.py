@@ -15,8 +15,6 @@ from zotero_bridge.cli.common import (
     source_settings,
 )
 
-WRITABLE = ("zotero:web", "zotero:local")
-
 
 @click.command("mcp")
 @source_options
@@ -52,6 +50,10 @@ def mcp_command(libraries, library_id, library_type, api_key, endpoint, corpus_p
                                    "pip install 'mcp>=2.3,<3'") from None
     from recommender.features.dense import choose_features
 
+    from zotero_bridge.sync.save import writable_library
+
+    if save_to and writable_library([save_to]) is None:
+        raise click.ClickException(f"--save-to: zotrec saves to zotero:web or zotero:local[:URL], not '{save_to}'")
     settings = source_settings(library_id, library_type, api_key, endpoint)
     pipeline = CommandPipeline(libraries, corpus_paths, settings, choose_features(features), model_path,
                                collection_name, save_to)
@@ -113,19 +115,16 @@ class CommandPipeline:
                       ", ".join(map(str, corpus)) or "the bundled ICML 2025 list", seen.left_out)
 
     def save(self, query, rec, collection):
-        from zotero_bridge.cli.sync import default_collection_name, sync_transport
-        from zotero_bridge.sources.dispatch import parse_library_spec
-        from zotero_bridge.sync.save import SaveTarget, save_paper
-        from zotero_bridge.zotero_api.collection_path import parse_collection_path
+        from zotero_bridge.cli.sync import default_collection_name
+        from zotero_bridge.sync.save import save_paper, target_for, writable_library
 
         libraries = query.library or self.libraries
-        spec = self.save_to or next((s for s in libraries if parse_library_spec(s).kind in WRITABLE), None)
+        spec = self.save_to or writable_library(libraries)
         if spec is None:
             raise click.ClickException(f"save writes to zotero:web or zotero:local[:URL], and {', '.join(libraries)} "
                                        "is neither: start zotrec mcp with --save-to zotero:local (or zotero:web)")
         name = collection or self.collection_name or default_collection_name(query.corpus or self.corpus_paths)
-        parse_collection_path(name)
-        return save_paper(SaveTarget(self.settings, name, sync_transport(spec)), rec)
+        return save_paper(target_for(spec, self.settings, name), rec)
 
 
 def describe_error(error: BaseException) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from recommender.errors import InputError, SettingError
@@ -84,7 +84,7 @@ def explain(pipeline: Pipeline, query: Query, paper_id: str) -> dict[str, Any]:
     the ranking leaves out is said to be left out, and why."""
     from zotero_bridge.sync.run import why_lines
 
-    ranked = pipeline.ranked(query, 0)
+    ranked = pipeline.ranked(replace(query, include_seen=True), 0)  # a paper shown on an earlier day is explained
     rec = _find(ranked.recs, paper_id)
     if rec is None:
         paper = _paper(ranked, paper_id)
@@ -132,7 +132,7 @@ def sources(pipeline: Pipeline, query: Query, n: int) -> dict[str, Any]:
 def save(pipeline: Pipeline, query: Query, paper_id: str, confirm: bool, collection: str | None = None
          ) -> dict[str, Any]:
     """Write one paper to Zotero only when `confirm` is true; otherwise say what would be written."""
-    ranked = pipeline.ranked(query, 0)
+    ranked = pipeline.ranked(replace(query, include_seen=True), 0)
     rec = _find(ranked.recs, paper_id) or Recommendation(_paper(ranked, paper_id), 0.0)  # owned or dismissed
     if not confirm:
         return {"saved": False, "written": False, "paper": rows([rec])[0],

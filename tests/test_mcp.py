@@ -24,9 +24,9 @@ LIBRARY = REPO / "examples" / "library.bib"
 FAST = ["--features", "tfidf", "--model", "none"]
 
 
-def session(args, calls, tmp_path, env=None):
-    """Start `zotrec mcp ARGS`, list its tools, make each call (name, arguments) in order; returns (tools, the
-    results, the server's stderr)."""
+def session(args, calls, tmp_path, env=None, together=False):
+    """Start `zotrec mcp ARGS`, list its tools, make each call (name, arguments) in order (`together`: all at
+    once, as a double click sends them); returns (tools, the results, the server's stderr)."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -39,7 +39,10 @@ def session(args, calls, tmp_path, env=None):
         with log.open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
                 listed = await client.list_tools()
-                return listed.tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+                if not together:
+                    return listed.tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+                return listed.tools, await asyncio.gather(*(client.call_tool(name, arguments)
+                                                            for name, arguments in calls))
 
     tools, results = asyncio.run(run())
     return tools, results, log.read_text()
@@ -58,17 +61,21 @@ def test_tools_and_the_same_list_as_reading_list(corpus_file, tmp_path):  # noqa
     calls = [("recommend", {"n": 10}), ("explain", {"paper": "PLACEHOLDER"}),
              ("similar", {"text": "earthquakes seismic waves", "n": 5}), ("similar", {"item": title, "n": 5}),
              ("similar", {}), ("explain", {"paper": "no/such-paper"}),
-             ("recommend", {"library": [str(tmp_path / "missing.bib")]}), ("sources", {"library": [str(journals)]})]
+             ("recommend", {"library": [str(tmp_path / "missing.bib")]}), ("sources", {"library": [str(journals)]}),
+             ("recommend", {"n": 10, "prefer": ["earthquakes seismic waves"], "avoid": ["food allergy"]})]
     listed = CliRunner().invoke(cli, ["reading-list", *args, "-n", "10", "--format", "json"])
     assert listed.exit_code == 0, listed.output
     expected = json.loads(listed.stdout)
     calls[1] = ("explain", {"paper": expected[0]["id"]})
+    steered = CliRunner().invoke(cli, ["reading-list", *args, "-n", "10", "--format", "json", "--prefer",
+                                       "earthquakes seismic waves", "--avoid", "food allergy"])
+    assert steered.exit_code == 0, steered.output
     tools, results, stderr = session(args, calls, tmp_path)
 
     assert {tool.name for tool in tools} == {"recommend", "explain", "similar", "sources", "save"}
     assert all(tool.output_schema for tool in tools)  # structured answers
     assert next(t for t in tools if t.name == "recommend").annotations.read_only_hint
-    recommend, explain, like_text, like_item, neither, unknown, missing, follow = results
+    recommend, explain, like_text, like_item, neither, unknown, missing, follow, steer = results
 
     assert not recommend.is_error
     papers = recommend.structured_content["papers"]
@@ -77,6 +84,8 @@ def test_tools_and_the_same_list_as_reading_list(corpus_file, tmp_path):  # noqa
     strip = lambda rows: [{k: v for k, v in row.items() if k != "score"} for row in rows]  # noqa: E731
     assert strip(papers) == strip(expected)  # the rows of the JSON renderer: ids, titles, links, reasons
     assert json.loads(text_of(recommend)) == recommend.structured_content  # the text block says the same
+    assert strip(steer.structured_content["papers"]) == strip(json.loads(steered.stdout))  # --prefer / --avoid
+    assert strip(steer.structured_content["papers"]) != strip(papers)
 
     assert not explain.is_error
     why = explain.structured_content
@@ -118,8 +127,9 @@ def test_save_writes_only_when_asked_and_once(zotero_server, corpus_file, tmp_pa
     assert results[1].structured_content["written"] is False and results[1].structured_content["paper"]["id"] == pick
     assert "confirm: true" in results[1].structured_content["message"]
 
-    tools, results, stderr = session(args, calls[3:], tmp_path, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY})
-    first, again = (r.structured_content for r in results)
+    tools, results, stderr = session(args, calls[3:], tmp_path, env={"ZOTERO_API_KEY": ZOTERO_WRITE_KEY},
+                                     together=True)  # a double click: both calls at once
+    first, again = sorted((r.structured_content for r in results), key=lambda answer: not answer["written"])
     assert first["saved"] and first["written"] and first["action"] == "created" and first["collection"] == NAME
     assert again["saved"] and not again["written"] and again["item_key"] == first["item_key"]
     library = zotero_server.library("user", ZOTERO_USER_ID)

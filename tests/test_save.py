@@ -171,3 +171,14 @@ def test_only_the_zotero_apis_are_save_targets(tmp_path):
     for spec in ("examples/library.bib", "zotero:sqlite"):
         with pytest.raises(BridgeError, match="saves to zotero:web or zotero:local"):
             target_for(spec, options, NAME)
+
+
+def test_a_refused_paper_is_one_line_and_the_next_save_writes_it(zotero_server, papers):
+    rec = ranked(zotero_server, papers)[6]
+    zotero_server.fail_objects.append((400, "'title' is too long"))  # the paper, as Zotero refuses one
+    with pytest.raises(BridgeError, match="Zotero did not save .*'title' is too long"):
+        save_paper(web_target(zotero_server), rec)
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    assert papers_with(library, rec.paper.id) == []
+    assert save_paper(web_target(zotero_server), rec).action == CREATED
+    assert len(papers_with(library, rec.paper.id)) == 1

@@ -112,9 +112,11 @@ def save_paper(target: SaveTarget, rec: Recommendation) -> SaveResult:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec saved '{paper.title}' "
                               f"({MAX_PLAN_ROUNDS} tries); try again later")
         key = entry.item_key or (result.created_keys.get(paper.id, "") if result else "")
-        if not key or (result is not None and result.failed):
-            reasons = "; ".join(result.failed) if result and result.failed else "no reason given"
-            raise BridgeError(f"Zotero did not save '{paper.title}': {reasons}")
+        failed = "; ".join(result.failed) if result is not None and result.failed else ""
+        if not key:
+            raise BridgeError(f"Zotero did not save '{paper.title}': {failed or 'no reason given'}")
+        if failed:  # the paper is in, its note or a membership update was refused: said, and the paper kept
+            log.warning("Zotero saved '%s' but refused part of it: %s", paper.title, failed)
         collection_key = (result.collection_key if result else None) or plan.collection_key or ""
         action = CREATED if key in pending else {"add": CREATED, "link": ADDED}.get(entry.action, ALREADY)
         _remember(memory, library, target.collection_name, rec, action, key, collection_key, snapshot)

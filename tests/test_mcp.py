@@ -147,3 +147,84 @@ def test_a_refused_key_is_a_tool_error_that_never_holds_it(zotero_server, corpus
     _, [result], stderr = session(args, [("recommend", {"n": 3})], tmp_path, env={"ZOTERO_API_KEY": wrong})
     assert result.is_error and "refused the API key" in text_of(result)
     assert wrong not in text_of(result) and wrong not in stderr and "Traceback" not in stderr
+
+
+# ---- the tools' answers on the one ranking, without a subprocess (zotero_bridge/mcp/tools.py) ----------------
+class RankingPipeline:
+    """tools.Pipeline on recommender/pipeline/rank.py directly: the corpus file and a fixed library."""
+
+    def __init__(self, papers, items):
+        from recommender.scoring.ranking import Recommender
+
+        self.recommender, self.items, self.saved = Recommender(papers), items, []
+
+    def ranked(self, query, top_n, profile=None, shown=False):
+        from recommender.pipeline import Library, RankOptions, rank
+        from zotero_bridge.mcp.tools import Ranked
+
+        library = Library(items=self.items, profile=profile(self.items) if profile else None)
+        recs = rank(self.recommender, library, RankOptions(top_n=top_n))
+        return Ranked(recs, self.items, self.recommender.corpus, "test library", "test corpus")
+
+    def library_items(self, query):
+        return "test library", self.items
+
+    def save(self, query, rec, collection):
+        self.saved.append(rec.paper.id)
+        raise AssertionError("save without confirm must not reach the pipeline")
+
+
+@pytest.fixture
+def pipeline(corpus_file):  # noqa: F811
+    from recommender.corpus.readers import load_corpus
+    from recommender.items import LibraryItem
+
+    papers = load_corpus([corpus_file]).papers
+    owned = papers[0]
+    items = [LibraryItem(key="OWN1", title=owned.title, abstract=owned.abstract or ""),
+             LibraryItem(key="K2", title="Seismic waves and earthquakes", abstract="earthquakes seismic waves"),
+             LibraryItem(key="K3", title="Seismic waves in the lab", abstract="seismic waves laboratory")]
+    return RankingPipeline(papers, items), owned
+
+
+def test_explain_says_why_and_when_a_paper_is_left_out(pipeline):
+    from zotero_bridge.mcp import tools
+
+    pipe, owned = pipeline
+    top = tools.recommend(pipe, tools.Query(), 3)["papers"][0]
+    why = tools.explain(pipe, tools.Query(), top["id"])
+    assert why["ranked"] and why["rank"] == 1 and why["paper"] == top
+    left_out = tools.explain(pipe, tools.Query(), owned.id)  # the library holds it: never recommended
+    assert not left_out["ranked"] and left_out["paper"]["id"] == owned.id and "in your library" in left_out["why"][0]
+
+
+def test_similar_finds_an_item_by_key_or_title_and_says_which_is_ambiguous(pipeline):
+    from recommender.errors import InputError
+    from zotero_bridge.mcp import tools
+
+    pipe, owned = pipeline
+    by_key = tools.similar(pipe, tools.Query(), 3, item="K2")
+    assert by_key["like"]["item"] == {"key": "K2", "title": "Seismic waves and earthquakes"}
+    assert tools.similar(pipe, tools.Query(), 3, item="seismic waves AND earthquakes")["like"] == by_key["like"]
+    assert owned.id not in {p["id"] for p in by_key["papers"]}  # what the library holds stays out
+    with pytest.raises(InputError, match="more than one library item matches 'seismic waves'"):
+        tools.similar(pipe, tools.Query(), 3, item="seismic waves")
+    with pytest.raises(InputError, match="no library item has the key or title 'nothing like it'"):
+        tools.similar(pipe, tools.Query(), 3, item="nothing like it")
+
+
+def test_save_without_confirm_never_reaches_zotero(pipeline):
+    from zotero_bridge.mcp import tools
+
+    pipe, _ = pipeline
+    pick = tools.recommend(pipe, tools.Query(), 3)["papers"][1]
+    answer = tools.save(pipe, tools.Query(), pick["id"], confirm=False)
+    assert answer["written"] is False and answer["paper"] == pick and pipe.saved == []
+
+
+def test_keys_are_hidden_everywhere_in_an_answer():
+    from zotero_bridge.mcp.server import HIDDEN, hide
+
+    key = "zKEY1234secret"
+    answer = {"message": f"refused {key}", "rows": [{"note": key}], key: 1}
+    assert hide(answer, [key]) == {"message": f"refused {HIDDEN}", "rows": [{"note": HIDDEN}], HIDDEN: 1}

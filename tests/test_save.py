@@ -182,3 +182,19 @@ def test_a_refused_paper_is_one_line_and_the_next_save_writes_it(zotero_server, 
     assert papers_with(library, rec.paper.id) == []
     assert save_paper(web_target(zotero_server), rec).action == CREATED
     assert len(papers_with(library, rec.paper.id)) == 1
+
+
+def test_the_fate_of_a_saved_paper():
+    """fates.py: saved stays kept while it is in the library, wherever the user files it; the trash still dismisses."""
+    from zotero_bridge.feedback.fates import DISMISSED, LibraryView, fate_of
+    from zotero_bridge.feedback.memory import Remembered
+
+    saved = Remembered("icml2025/001", "A paper", "KEY1", "COLL", "", fate=KEPT, why=SAVED)
+    untouched = {"key": "KEY1", "title": "A paper", "collections": ["COLL"], "tags": [{"tag": "zotrec"}]}
+    assert fate_of(saved, LibraryView(items={"KEY1": untouched})).why == SAVED
+    taken_out = dict(untouched, collections=[])
+    assert fate_of(saved, LibraryView(items={"KEY1": taken_out})).fate == KEPT  # the user's item, not a dismissal
+    trashed = fate_of(saved, LibraryView(items={"KEY1": dict(untouched, deleted=1)}))
+    assert trashed.fate == DISMISSED and trashed.why == "you moved it to the trash"
+    plain = Remembered("icml2025/001", "A paper", "KEY1", "COLL", "")
+    assert fate_of(plain, LibraryView(items={"KEY1": taken_out})).fate == DISMISSED  # the rule for sync's papers

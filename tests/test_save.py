@@ -14,7 +14,7 @@ from zotero_bridge.feedback.fates import KEPT, SAVED
 from zotero_bridge.feedback.memory import Memory
 from zotero_bridge.sources import SourceOptions
 from zotero_bridge.sync.run import local_transport
-from zotero_bridge.sync.save import ADDED, ALREADY, CREATED, SaveTarget, save_paper
+from zotero_bridge.sync.save import ADDED, ALREADY, CREATED, SaveTarget, save_paper, target_for, writable_library
 
 from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 from .test_local_sync import desktop  # noqa: F401 (the seeded fake desktop)
@@ -159,3 +159,42 @@ def test_the_desktop_local_api_saves_once(desktop, papers):  # noqa: F811
     assert save_paper(target, rec).action == ALREADY and len(desktop.writes()) == writes
     assert desktop.prompts == ["zotrec"]
     assert remembered(rec.paper.id)[0].why == SAVED
+
+
+def test_only_the_zotero_apis_are_save_targets(tmp_path):
+    options = SourceOptions()
+    assert writable_library(["examples/library.bib", "zotero:sqlite", "zotero:local", "zotero:web"]) == "zotero:local"
+    assert writable_library(["examples/library.bib", str(tmp_path / "zotero.sqlite")]) is None
+    assert target_for("zotero:web", options, NAME).transport.group_signal
+    local = target_for("zotero:local:http://127.0.0.1:9/api", options, "Reading/ICML 2025")
+    assert not local.transport.group_signal and local.collection_name == "Reading/ICML 2025"
+    for spec in ("examples/library.bib", "zotero:sqlite"):
+        with pytest.raises(BridgeError, match="saves to zotero:web or zotero:local"):
+            target_for(spec, options, NAME)
+
+
+def test_a_refused_paper_is_one_line_and_the_next_save_writes_it(zotero_server, papers):
+    rec = ranked(zotero_server, papers)[6]
+    zotero_server.fail_objects.append((400, "'title' is too long"))  # the paper, as Zotero refuses one
+    with pytest.raises(BridgeError, match="Zotero did not save .*'title' is too long"):
+        save_paper(web_target(zotero_server), rec)
+    library = zotero_server.library("user", ZOTERO_USER_ID)
+    assert papers_with(library, rec.paper.id) == []
+    assert save_paper(web_target(zotero_server), rec).action == CREATED
+    assert len(papers_with(library, rec.paper.id)) == 1
+
+
+def test_the_fate_of_a_saved_paper():
+    """fates.py: saved stays kept while it is in the library, wherever the user files it; the trash still dismisses."""
+    from zotero_bridge.feedback.fates import DISMISSED, LibraryView, fate_of
+    from zotero_bridge.feedback.memory import Remembered
+
+    saved = Remembered("icml2025/001", "A paper", "KEY1", "COLL", "", fate=KEPT, why=SAVED)
+    untouched = {"key": "KEY1", "title": "A paper", "collections": ["COLL"], "tags": [{"tag": "zotrec"}]}
+    assert fate_of(saved, LibraryView(items={"KEY1": untouched})).why == SAVED
+    taken_out = dict(untouched, collections=[])
+    assert fate_of(saved, LibraryView(items={"KEY1": taken_out})).fate == KEPT  # the user's item, not a dismissal
+    trashed = fate_of(saved, LibraryView(items={"KEY1": dict(untouched, deleted=1)}))
+    assert trashed.fate == DISMISSED and trashed.why == "you moved it to the trash"
+    plain = Remembered("icml2025/001", "A paper", "KEY1", "COLL", "")
+    assert fate_of(plain, LibraryView(items={"KEY1": taken_out})).fate == DISMISSED  # the rule for sync's papers

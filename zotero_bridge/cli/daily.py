@@ -59,6 +59,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
     Run it from cron, a systemd user timer or launchd (the README shows each).
     """
+    from zotero_bridge.cli.sources import with_auto_corpora
     from zotero_bridge.deliver.schedule import DayLock, DayState, job_key
 
     if not (atom_file or mail_to or do_sync):
@@ -73,6 +74,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
         missed = state.missed_days(today, days)
         if missed:
             log.info(f"Catching up {missed} missed day{'s' if missed != 1 else ''} (their papers are in the window).")
+        corpora = with_auto_corpora(corpora, libraries, source_settings(library_id, library_type, api_key, endpoint))
         fetched = _fetch(corpora, sources, days)
         summary = {"fetched": fetched, "missed": missed}
         summary.update(_rank_and_deliver(libraries, (library_id, library_type, api_key, endpoint), corpora, top_n,
@@ -104,13 +106,14 @@ def _rank_and_deliver(libraries, source, corpora, top_n, atom_file, mail_to, do_
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.corpus_input import shipped
+    from zotero_bridge.cli.feed_corpus import with_feed_corpora
     from zotero_bridge.cli.reading_list import list_context, ranked_list
 
     features = choose_features(features)
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(model_path, features))
     settings = source_settings(*source)
-    built = shipped(corpora, features=features, aggregation=aggregation, model=model,
-                    representation=make_representation(features))
+    built = shipped(with_feed_corpora(corpora, libraries), features=features, aggregation=aggregation,
+                    model=model, representation=make_representation(features))
     recommender = built.recommender
     done: dict = {}
     if atom_file or mail_to:

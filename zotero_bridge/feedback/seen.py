@@ -22,12 +22,12 @@ CREATE TABLE IF NOT EXISTS seen (
     library TEXT NOT NULL, corpus_id TEXT NOT NULL, first_day TEXT NOT NULL, via TEXT NOT NULL,
     PRIMARY KEY (library, corpus_id));
 """
-DAILY_PREFIX = "arxiv:"
+DAILY_PREFIXES = ("arxiv:", "zotero-feed:")  # arXiv; the feeds followed in Zotero (sources/feeds.py)
 
 
 def is_daily(corpus_id: str) -> bool:
     """A paper of a daily corpus (shown once), as opposed to a conference's fixed list."""
-    return corpus_id.startswith(DAILY_PREFIX)
+    return corpus_id.startswith(DAILY_PREFIXES)
 
 
 def library_key(specs: Sequence[str], options=None) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from recommender.items import Recommendation
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.sources.base import SourceOptions
-from zotero_bridge.sync.run import MAX_PLAN_ROUNDS, WEB_API, Transport
+from zotero_bridge.sync.run import MAX_PLAN_ROUNDS, WEB_API, Transport, local_transport
 from zotero_bridge.zotero_api.client import WriteConflict
 from zotero_bridge.zotero_api.writeback import Plan, PlanEntry, make_plan
 from zotero_bridge.zotero_api.writer import Writer, settle_pending
@@ -37,6 +37,32 @@ class SaveTarget:
     collection_name: str
     transport: Transport = WEB_API
     memory_path: Path | None = None
+
+
+WRITABLE = ("zotero:web", "zotero:local")  # the --library sources a save can write to (files and zotero.sqlite: read)
+
+
+def writable_library(specs) -> str | None:
+    """The first `--library` spec a save can write to, None when there is none."""
+    from zotero_bridge.sources.dispatch import parse_library_spec
+
+    return next((spec for spec in specs if parse_library_spec(spec).kind in WRITABLE), None)
+
+
+def target_for(spec: str, options: SourceOptions, collection_name: str, memory_path: Path | None = None
+               ) -> SaveTarget:
+    """The SaveTarget of a `--library` spec: zotero:web (the Web API) or zotero:local[:URL] (the desktop's local
+    API, Zotero 10); the collection name checked as sync checks it ('A/B': B inside A)."""
+    from zotero_bridge.sources.dispatch import parse_library_spec
+    from zotero_bridge.zotero_api.collection_path import parse_collection_path
+
+    parsed = parse_library_spec(spec)
+    if parsed.kind not in WRITABLE or (parsed.kind == "zotero:web" and parsed.argument):
+        raise BridgeError(f"zotrec saves to zotero:web or zotero:local[:URL], not '{spec}' (files and zotero.sqlite "
+                          "are only read)")
+    parse_collection_path(collection_name)
+    transport = WEB_API if parsed.kind == "zotero:web" else local_transport(parsed.argument)
+    return SaveTarget(options, collection_name, transport, memory_path)
 
 
 @dataclass(frozen=True)
@@ -86,9 +112,11 @@ def save_paper(target: SaveTarget, rec: Recommendation) -> SaveResult:
             raise BridgeError(f"{session.credentials.describe()} kept changing while zotrec saved '{paper.title}' "
                               f"({MAX_PLAN_ROUNDS} tries); try again later")
         key = entry.item_key or (result.created_keys.get(paper.id, "") if result else "")
-        if not key or (result is not None and result.failed):
-            reasons = "; ".join(result.failed) if result and result.failed else "no reason given"
-            raise BridgeError(f"Zotero did not save '{paper.title}': {reasons}")
+        failed = "; ".join(result.failed) if result is not None and result.failed else ""
+        if not key:
+            raise BridgeError(f"Zotero did not save '{paper.title}': {failed or 'no reason given'}")
+        if failed:  # the paper is in, its note or a membership update was refused: said, and the paper kept
+            log.warning("Zotero saved '%s' but refused part of it: %s", paper.title, failed)
         collection_key = (result.collection_key if result else None) or plan.collection_key or ""
         action = CREATED if key in pending else {"add": CREATED, "link": ADDED}.get(entry.action, ALREADY)
         _remember(memory, library, target.collection_name, rec, action, key, collection_key, snapshot)

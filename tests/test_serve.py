@@ -304,9 +304,8 @@ def test_the_source_and_interest_filters(zotero_server, papers):
 
 
 def test_save_goes_to_the_zotero_source_or_save_to_and_nowhere_else():
-    import click
-
     from zotero_bridge.cli.serve import save_target
+    from zotero_bridge.errors import BridgeError
     from zotero_bridge.sync.run import WEB_API
 
     options = SourceOptions()
@@ -315,7 +314,7 @@ def test_save_goes_to_the_zotero_source_or_save_to_and_nowhere_else():
     local = save_target(["examples/library.bib"], "zotero:local:http://127.0.0.1:23119/api", options, "Reading")
     assert local.transport is not WEB_API
     assert save_target(["examples/library.bib"], None, options, "Reading") is None  # Save then says why not
-    with pytest.raises(click.BadParameter):
+    with pytest.raises(BridgeError, match="saves to zotero:web or zotero:local"):
         save_target(["examples/library.bib"], "examples/library.bib", options, "Reading")
 
 

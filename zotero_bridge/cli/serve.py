@@ -66,13 +66,13 @@ def serve_command(libraries, library_id, library_type, api_key, endpoint, corpus
     features = choose_features(features)
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(model_path, features))
     settings = source_settings(library_id, library_type, api_key, endpoint)
+    from zotero_bridge.cli.sync import default_collection_name
+
+    target = save_target(libraries, save_to, settings, save_collection or default_collection_name(corpus_paths))
     read = read_sources(libraries, settings)
     built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
                     representation=make_representation(features, encoder))
     group = click.get_current_context().meta.get("zotrec.group")
-    from zotero_bridge.cli.sync import default_collection_name
-
-    target = save_target(libraries, save_to, settings, save_collection or default_collection_name(corpus_paths))
     setup = ServeSetup(built, libraries, read.items, settings, group, profile_for(read.items, collection), top_n,
                        target, steering)
     session = TriageSession(setup)
@@ -87,17 +87,9 @@ def serve_command(libraries, library_id, library_type, api_key, endpoint, corpus
 
 
 def save_target(libraries, save_to, settings, collection):
-    """Where Save writes: --save-to, else the first zotero:web or zotero:local --library; None: nowhere."""
-    from zotero_bridge.sources.dispatch import parse_library_spec
+    """Where Save writes: --save-to, else the first zotero:web or zotero:local --library (sync/save.py's one
+    rule for both faces); None: nowhere (Save then says why)."""
+    from zotero_bridge.sync.save import target_for, writable_library
 
-    for spec in ([save_to] if save_to else libraries):
-        parsed = parse_library_spec(spec)
-        if parsed.kind in ("zotero:web", "zotero:local"):
-            from zotero_bridge.sync.run import WEB_API, local_transport
-            from zotero_bridge.sync.save import SaveTarget
-
-            transport = WEB_API if parsed.kind == "zotero:web" else local_transport(parsed.argument or "")
-            return SaveTarget(settings, collection, transport)
-    if save_to:
-        raise click.BadParameter("give zotero:web or zotero:local[:URL]", param_hint="--save-to")
-    return None
+    spec = save_to or writable_library(libraries)
+    return target_for(spec, settings, collection) if spec else None

@@ -152,7 +152,7 @@ def test_not_for_me_removes_the_paper_and_records_a_dismissal(browser, served, z
     assert before[2] not in shown_ids(browser)
 
 
-def test_keys_move_and_act(browser, served):
+def test_keys_move_and_act(browser, served, zotero_server):
     from selenium.webdriver.common.keys import Keys
 
     By = open_page(browser, served)
@@ -175,6 +175,13 @@ def test_keys_move_and_act(browser, served):
     assert ratings() == {before[1]: "not", after[1]: "later"}
     browser.switch_to.active_element.send_keys(Keys.CONTROL, "s")  # a browser shortcut is not a click
     assert ratings() == {before[1]: "not", after[1]: "later"}
+    third = shown_ids(browser)
+    browser.switch_to.active_element.send_keys("m")
+    wait_for(browser, lambda: third[1] not in shown_ids(browser))
+    fourth = shown_ids(browser)
+    browser.switch_to.active_element.send_keys("s")
+    wait_for(browser, lambda: fourth[1] not in shown_ids(browser))
+    assert ratings() == {before[1]: "not", after[1]: "later", third[1]: "more", fourth[1]: "saved"}
 
 
 def test_more_like_this_moves_similar_papers_up_on_the_next_list(browser, served):

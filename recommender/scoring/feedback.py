@@ -38,10 +38,10 @@ LINEAR_WEIGHT = 4.0
 DENSE_LINEAR_WEIGHT = 0.25
 DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
 GROUP_BOOST = 0.5
-# The lift towards papers the user asked more of, chosen on the ratings benchmark's validation fold (2 of 0–8;
-# benchmarks/ratings.py, docs/serve.md: on CiteULike tf-idf its gain is within noise, the verdicts do the work).
+# The lift towards papers the user asked more of, chosen on the ratings benchmark's validation fold (tf-idf: 2 of
+# 0–8; benchmarks/ratings.py, docs/serve.md: its gain is within noise there, the verdicts do the work).
 LIKED_BOOST = 2.0
-DENSE_LIKED_BOOST = 1.0  # the same on dense rows after the fused score (1 of 0–8: benchmarks/ratings.py --dense)
+DENSE_LIKED_BOOST = 0.5  # the same on dense rows after the fused score (0.5 of 0–8: benchmarks/ratings.py --dense)
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
 
 

@@ -348,3 +348,12 @@ def test_daily_papers_the_page_shows_are_not_shown_again_on_another_day(zotero_s
         assert {rec.paper.id for rec in shown} <= tomorrow.hidden and len(shown) == 10
     finally:
         session.close()
+
+
+def test_the_token_never_reaches_the_log(running, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="zotero_bridge.serve"):
+        running.request("GET", f"/?token={running.guard.token}", headers={"Cookie": None})
+        running.request("GET", "/?token=guessed", headers={"Cookie": None})
+    assert "serve: " in caplog.text and running.guard.token not in caplog.text and "guessed" not in caplog.text

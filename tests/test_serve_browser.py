@@ -256,3 +256,14 @@ def test_a_page_elsewhere_cannot_click_for_the_user(browser, served, zotero_serv
         evil.shutdown()
         evil.server_close()
     assert ratings() == {} and len(zotero_server.writes()) == writes
+
+
+def test_a_refused_click_is_said_on_the_page(browser, served):
+    from dataclasses import replace
+
+    By = open_page(browser, served)
+    served.server.guard = replace(served.guard, csrf="another")  # as if the page outlived its server's CSRF token
+    first = shown_ids(browser)[0]
+    browser.find_element(By.CSS_SELECTOR, "li.paper button.not").click()
+    wait_for(browser, lambda: "CSRF" in browser.find_element(By.ID, "said").text)
+    assert shown_ids(browser)[0] == first and ratings() == {}

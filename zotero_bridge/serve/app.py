@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
@@ -46,7 +47,8 @@ class TriageHandler(BaseHTTPRequestHandler):
     sys_version = ""
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 — http.server's name
-        log.debug("serve: " + format, *args)
+        """At -v only, and never the token: the request line loses its query."""
+        log.debug("serve: " + format, *(re.sub(r"\?\S*", "", arg) if isinstance(arg, str) else arg for arg in args))
 
     def _send(self, status: int, body: bytes = b"", kind: str = "text/plain; charset=utf-8",
               extra: dict[str, str] | None = None) -> None:

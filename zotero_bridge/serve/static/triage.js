@@ -28,7 +28,10 @@
     body.set("action", action);
     fetch("/act", {method: "POST", body: body, credentials: "same-origin",
                    headers: {"X-CSRF-Token": csrf, "Accept": "application/json"}})
-      .then(function (answer) { return answer.json(); })
+      .then(function (answer) {  // a refusal (403, 400) is one line of text: say it
+        var kind = answer.headers.get("Content-Type") || "";
+        return kind.indexOf("json") >= 0 ? answer.json() : answer.text().then(function (line) { return {said: line}; });
+      })
       .then(function (found) {
         said.textContent = found.said || "";
         if (found.list !== undefined) { list.innerHTML = found.list; }

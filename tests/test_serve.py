@@ -357,3 +357,27 @@ def test_the_token_never_reaches_the_log(running, caplog):
         running.request("GET", f"/?token={running.guard.token}", headers={"Cookie": None})
         running.request("GET", "/?token=guessed", headers={"Cookie": None})
     assert "serve: " in caplog.text and running.guard.token not in caplog.text and "guessed" not in caplog.text
+
+
+def test_history_shows_the_page_ratings_and_forgets_them(tmp_path):
+    from click.testing import CliRunner
+
+    from zotero_bridge.cli.main import cli
+    from zotero_bridge.feedback.ratings import files_identity, record_rating
+
+    library = files_identity([str(tmp_path / "library.bib")])
+    with Memory() as memory:
+        record_rating(memory, library, "icml2025/001", "A liked paper", "more")
+        record_rating(memory, library, "icml2025/002", "A <b>dull</b> paper", "not")
+    text = CliRunner().invoke(cli, ["history"]).output
+    assert "rated on the page: 2 papers" in text and "more like this" in text and "not for me" in text
+    shown = json.loads(CliRunner().invoke(cli, ["history", "--format", "json"]).stdout)
+    assert {(r["corpus_id"], r["rating"]) for r in shown["ratings"]} == {("icml2025/001", "more"),
+                                                                          ("icml2025/002", "not")}
+    assert CliRunner().invoke(cli, ["history", "--forget", library]).exit_code == 0
+    assert ratings_of(library) == {}
+
+
+def ratings_of(library: str) -> dict:
+    with Memory() as memory:
+        return read_ratings(memory, library)

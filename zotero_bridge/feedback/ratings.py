@@ -62,6 +62,17 @@ def read_ratings(memory, library: str) -> dict[str, Rating]:
         return {}
 
 
+def rated_libraries(memory) -> list[str]:
+    """Every library with a rating (a library read from files has ratings and no runs)."""
+    try:
+        return [row[0] for row in memory.db.execute("SELECT DISTINCT library FROM ratings ORDER BY library")]
+    except sqlite3.OperationalError:
+        return []
+
+
+WORDS = {MORE: "more like this", NOT: "not for me", SAVED: "saved", LATER: "later"}
+
+
 def ratings_if_any(library: str) -> dict[str, Rating]:
     """The ratings kept for `library`, without creating a history where none is (reading a list writes nothing)."""
     from zotero_bridge.feedback.memory import Memory, memory_path

@@ -381,3 +381,14 @@ def test_history_shows_the_page_ratings_and_forgets_them(tmp_path):
 def ratings_of(library: str) -> dict:
     with Memory() as memory:
         return read_ratings(memory, library)
+
+
+def test_reading_a_file_library_never_writes_the_history_and_a_damaged_one_is_a_warning(tmp_path, caplog):
+    from zotero_bridge.feedback.memory import memory_path
+    from zotero_bridge.feedback.ratings import ratings_if_any
+
+    assert ratings_if_any("files:/x.bib") == {} and not memory_path().exists()  # none created
+    memory_path().parent.mkdir(parents=True, exist_ok=True)
+    memory_path().write_bytes(b"not a database at all" * 100)
+    assert ratings_if_any("files:/x.bib") == {}
+    assert "ratings cannot be read" in caplog.text

@@ -12,11 +12,14 @@ and paper, the latest verdict winning, written in one transaction each. A rating
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 MORE, NOT, SAVED, LATER = "more", "not", "saved", "later"
 RATINGS = (MORE, NOT, SAVED, LATER)
@@ -74,14 +77,27 @@ WORDS = {MORE: "more like this", NOT: "not for me", SAVED: "saved", LATER: "late
 
 
 def ratings_if_any(library: str) -> dict[str, Rating]:
-    """The ratings kept for `library`, without creating a history where none is (reading a list writes nothing)."""
-    from zotero_bridge.feedback.memory import Memory, memory_path
+    """The ratings kept for `library`, read only (reading a list writes nothing, creates no history, and a
+    history it cannot read is one warning: the list is made without the ratings)."""
+    from urllib.parse import quote
+
+    from zotero_bridge.feedback.memory import memory_path
 
     path = memory_path()
     if not path.is_file() or path.is_symlink():
         return {}
-    with Memory(path) as memory:
-        return read_ratings(memory, library)
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT corpus_id, title, rating, at FROM ratings WHERE library = ?",
+                              (library,)).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as error:
+        if "no such table" not in str(error):  # a history from before ratings has none
+            log.warning("%s: the page's ratings cannot be read (%s); the list is made without them", path, error)
+        return {}
+    return {row[0]: Rating(*row) for row in rows if row[2] in RATINGS}
 
 
 def later_today(ratings: Mapping[str, Rating], today: str | None = None) -> frozenset[str]:

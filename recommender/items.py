@@ -43,6 +43,8 @@ class LibraryItem:
     extra: str = ""
     version: int | None = None
     library: str = ""
+    publication: str = ""  # the journal, proceedings or book it appeared in (Zotero's publicationTitle)
+    issn: str = ""
 
     @property
     def text(self) -> str:

@@ -114,6 +114,10 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "zotero_bridge.deliver": ("recommender", "recommender.store", "recommender.formats",  # formats: safe_text
                               "zotero_bridge", "zotero_bridge.zotero_api",
                               "zotero_bridge.render"),  # the e-mail digest (SMTP); its settings beside Zotero's
+    "zotero_bridge.mcp": ("recommender", "recommender.formats", "recommender.corpus", "zotero_bridge",
+                          "zotero_bridge.render", "zotero_bridge.sync"),  # `zotrec mcp`: the tools' answers and the server
+    "zotero_bridge.serve": ("recommender", "recommender.pipeline", "zotero_bridge", "zotero_bridge.feedback",
+                            "zotero_bridge.render", "zotero_bridge.sync"),  # `zotrec serve`: the triage page
     "zotero_bridge.cli": ("*",),  # every room listed before it
     "zotero_bridge.__main__": ("zotero_bridge.cli",),  # `python -m zotero_bridge`
 }

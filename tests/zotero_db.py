@@ -134,13 +134,21 @@ class ZoteroDatabase:
                                 "VALUES (?, ?, ?, '', 1)", (group_id, library_id, name))
         return library_id
 
-    def add_feed(self, name: str) -> int:
+    def add_feed(self, name: str, url: str | None = None) -> int:
         cursor = self.connection.execute(
             "INSERT INTO libraries (type, editable, filesEditable) VALUES ('feed', 0, 0)")
         library_id = int(cursor.lastrowid)
         self.connection.execute("INSERT INTO feeds (libraryID, name, url) VALUES (?, ?, ?)",
-                                (library_id, name, f"https://example.org/{library_id}.rss"))
+                                (library_id, name, url or f"https://example.org/{library_id}.rss"))
         return library_id
+
+    def add_feed_item(self, feed: int, guid: str, fields: dict[str, str], *, read: str | None = None,
+                      creators: Sequence[tuple[str, ...]] = (), item_type: str = "journalArticle") -> int:
+        """A feed entry as Zotero's Feed._updateFeed saves it: an item in the feed's library and its feedItems
+        row (REPLACE INTO feedItems VALUES (itemID, guid, readTime, translatedTime), xpcom/data/feedItem.js)."""
+        item_id = self.add_item(item_type, fields, creators=creators, library=feed)
+        self.connection.execute("INSERT INTO feedItems VALUES (?, ?, ?, NULL)", (item_id, guid, read))
+        return item_id
 
     def add_collection(self, name: str, parent: int | None = None, *, library: int = 1,
                        trashed: bool = False) -> int:

@@ -10,6 +10,8 @@ untouched for several runs, and how many members of a group saved each paper. He
   simulation chose over a similarity penalty (docs/evaluation.md), with weight LINEAR_WEIGHT on tf-idf rows
   and DENSE_LINEAR_WEIGHT on dense rows (where the score is already the fused one, which holds its own linear
   model: a large weight there lost recall in the dense simulation);
+- a paper the user asked for more of (an explicit rating, `liked`) leaves the ranking, joins the linear model's
+  positives and lifts what is like it: `LIKED_BOOST × σ × its cosine to the nearest liked paper`;
 - a paper saved by other members of the group gains `group_boost × σ × log(1 + members)`;
 - papers are re-ordered by the new scores inside each interest (`within_interests`): each place of the list
   keeps the interest facets.py seated there;
@@ -36,6 +38,10 @@ LINEAR_WEIGHT = 4.0
 DENSE_LINEAR_WEIGHT = 0.25
 DISMISSED_PENALTY = 1.0  # the simpler rule the simulation compared it with
 GROUP_BOOST = 0.5
+# The lift towards papers the user asked more of, chosen on the ratings benchmark's validation fold (tf-idf: 2 of
+# 0–8; benchmarks/ratings.py, docs/serve.md: its gain is within noise there, the verdicts do the work).
+LIKED_BOOST = 2.0
+DENSE_LIKED_BOOST = 0.5  # the same on dense rows after the fused score (0.5 of 0–8: benchmarks/ratings.py --dense)
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
 
 
@@ -51,9 +57,10 @@ class Feedback:
     group_name: str = ""
     titles: Mapping[str, str] = field(default_factory=dict)  # corpus id → title, for the reasons
     shown: frozenset[str] = frozenset()  # corpus ids in zotrec's collection now, untouched: a stable list keeps them
+    liked: frozenset[str] = frozenset()  # corpus ids the user asked for more of (explicit ratings)
 
     def __bool__(self) -> bool:
-        return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts)
+        return bool(self.kept or self.dismissed or self.stale or self.kept_items or self.group_counts or self.liked)
 
 
 class CorpusMatcher:
@@ -134,22 +141,25 @@ def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -
 
 def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], corpus_rows, feedback: Feedback,
                    *, profile_rows=None, top_n: int = 0, weight: float | None = None,
-                   group_boost: float = GROUP_BOOST, seed: int = 0) -> list[Recommendation]:
+                   group_boost: float = GROUP_BOOST, liked_boost: float | None = None, seed: int = 0
+                   ) -> list[Recommendation]:
     """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
     of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
     top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`)."""
     if weight is None:
         weight = feedback_weight(corpus_rows)
+    if liked_boost is None:
+        liked_boost = DENSE_LIKED_BOOST if is_dense(corpus_rows) else LIKED_BOOST
     if not feedback or not recs:
         return _renumber(list(recs)[:top_n] if top_n else list(recs))
     position = {paper_id: index for index, paper_id in enumerate(corpus_ids)}
-    gone = set(feedback.dismissed) | set(feedback.stale) | set(feedback.kept)
+    gone = set(feedback.dismissed) | set(feedback.stale) | set(feedback.kept) | set(feedback.liked)
     recs = [rec for rec in recs if rec.paper.id not in gone]
     if not recs:
         return []
     scores = np.array([rec.score for rec in recs], dtype=np.float64)
     rows = np.array([position[rec.paper.id] for rec in recs])
-    kept = [position[cid] for cid in sorted(feedback.kept) if cid in position]
+    kept = [position[cid] for cid in sorted(feedback.kept | feedback.liked) if cid in position]  # the positives
     dismissed = [(cid, how) for cid, how in sorted(feedback.dismissed.items()) if cid in position]
     adjusted, lowered = scores.copy(), np.zeros(len(recs), dtype=bool)
     if profile_rows is not None and profile_rows.shape[0] and (kept or dismissed) and weight:
@@ -172,6 +182,17 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
             cid, how = dismissed[column]
             nearest_title[index] = f"less like '{feedback.titles.get(cid, cid)}', which you {how}"
     spread = float(np.std(adjusted)) or 1.0
+    liked = [cid for cid in sorted(feedback.liked) if cid in position]
+    near_liked, liked_title = np.zeros(len(recs)), [""] * len(recs)
+    if liked and liked_boost:
+        similarity = _cosine(corpus_rows, list(rows), [position[cid] for cid in liked])
+        best = similarity.argmax(axis=1)
+        near_liked = np.clip(similarity[np.arange(len(recs)), best], 0.0, None)
+        liked_title = [f"like '{feedback.titles.get(liked[column], liked[column])}', which you asked more of"
+                       for column in best]
+        adjusted = adjusted + liked_boost * spread * near_liked
+    # named only on the papers most like a liked one (the top tenth): every paper gets some of the lift
+    liked_mention = max(MENTION_SIMILARITY, float(np.quantile(near_liked, 0.9))) if liked else np.inf
     members = np.array([int(feedback.group_counts.get(rec.paper.id, 0)) for rec in recs])
     adjusted = adjusted + group_boost * spread * np.log1p(members)
     order = within_interests([rec.interest for rec in recs], adjusted)
@@ -184,6 +205,8 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
         notes += [f"like '{r.item_title}', which you kept" for r in rec.reasons if r.item_key in feedback.kept_items]
         if nearest[index] >= MENTION_SIMILARITY and lowered[index]:
             notes.append(f"{nearest_title[index]} (similarity {nearest[index]:.2f})")
+        if near_liked[index] >= liked_mention:
+            notes.append(f"{liked_title[index]} (similarity {near_liked[index]:.2f})")
         if members[index]:
             notes.append(group_note(int(members[index]), feedback.group_name))
         result.append(replace(rec, score=float(adjusted[index]), feedback=tuple(notes)))

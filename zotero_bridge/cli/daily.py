@@ -66,6 +66,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
     Run it from cron, a systemd user timer or launchd (the README shows each).
     """
+    from zotero_bridge.cli.sources import with_auto_corpora
     from zotero_bridge.deliver.schedule import DayLock, DayState, catch_up, job_key
     from zotero_bridge.feedback.days import today as calendar_today
 
@@ -84,6 +85,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
         count, line = catch_up(missed, days, top_n)
         if line:
             log.info(line)
+        corpora = with_auto_corpora(corpora, libraries, source_settings(library_id, library_type, api_key, endpoint))
         fetched = _fetch(corpora, sources, days)
         summary = {"fetched": fetched, "missed": missed}
         delivery = Delivery(atom_file, feed_url, tuple(mail_to), mail_empty, days)
@@ -126,6 +128,7 @@ def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, col
     from recommender.features import make_representation
     from recommender.features.dense import choose_features
     from zotero_bridge.cli.corpus_input import shipped
+    from zotero_bridge.cli.feed_corpus import with_feed_corpora
     from zotero_bridge.cli.reading_list import list_context, ranked_list
     from zotero_bridge.render.digest import library_name
 
@@ -133,8 +136,8 @@ def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, col
     features = choose_features(features)
     aggregation, model = scoring(DEFAULT_AGGREGATION, load_model(model_path, features))
     settings = source_settings(*source)
-    built = shipped(corpora, features=features, aggregation=aggregation, model=model,
-                    representation=make_representation(features))
+    built = shipped(with_feed_corpora(corpora, libraries), features=features, aggregation=aggregation,
+                    model=model, representation=make_representation(features))
     recommender = built.recommender
     done: dict = {}
     if delivery.atom_file or delivery.mail_to:

@@ -13,9 +13,12 @@ from zotero_bridge.cli.common import CONTEXT, keep_freed_memory_for_reuse, setup
 from zotero_bridge.cli.corpus import corpus_group
 from zotero_bridge.cli.daily import daily_command
 from zotero_bridge.cli.history import history_command
+from zotero_bridge.cli.mcp import mcp_command
 from zotero_bridge.cli.model import evaluate_group, train_command
 from zotero_bridge.cli.reading_list import library_command, reading_list
 from zotero_bridge.cli.score import score_command
+from zotero_bridge.cli.serve import serve_command
+from zotero_bridge.cli.sources import sources_command
 from zotero_bridge.cli.sync import sync_command
 
 
@@ -43,3 +46,6 @@ def cli(quiet: bool, verbose: bool) -> None:
 for command in (reading_list, library_command, score_command, sync_command, daily_command, history_command,
                 corpus_group, train_command, evaluate_group):
     cli.add_command(command)
+cli.add_command(sources_command)  # zotrec sources (zotero_bridge/cli/sources.py)
+cli.add_command(mcp_command)  # zotrec mcp (zotero_bridge/cli/mcp.py)
+cli.add_command(serve_command)  # zotrec serve (zotero_bridge/cli/serve.py)

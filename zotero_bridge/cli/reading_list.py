@@ -21,6 +21,7 @@ from zotero_bridge.cli.common import (
     write_output,
 )
 from zotero_bridge.cli.corpus_input import shipped
+from zotero_bridge.cli.feed_corpus import with_feed_corpora
 from zotero_bridge.cli.steering import steering_options, warn_undated
 
 
@@ -80,8 +81,8 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     read = read_sources(libraries, settings)
     warn_undated(steering, read.items)
     warn_unread(profile_for(read.items, collection) or read.items, features)
-    built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model,
-                    representation=make_representation(features, encoder))
+    built = shipped(with_feed_corpora(corpus_paths, libraries), features=features, aggregation=aggregation,
+                    model=model, representation=make_representation(features, encoder))
     recommender = built.recommender
     from recommender.words import plural
 
@@ -117,9 +118,11 @@ def reading_list(libraries, library_id, library_type, api_key, endpoint, corpus_
     seen.remember(recs, "list")
 
 
-def ranked_list(built, libraries, items, settings, top_n, *, collection=None, steering=None, include_seen=False):
-    """The list reading-list shows (and `zotrec daily` delivers): the source's Library through the one ranking,
-    papers shown on earlier days left out; returns (recs, the SeenFilter that left them out)."""
+def ranked_list(built, libraries, items, settings, top_n, *, collection=None, steering=None, include_seen=False,
+                profile=None):
+    """The list reading-list shows (and `zotrec daily` delivers, and `zotrec mcp` answers): the source's Library
+    through the one ranking, papers shown on earlier days left out; returns (recs, the SeenFilter that left them
+    out). `profile`: items to rank against instead of the library's (mcp's `similar`); owned ones stay owned."""
     from dataclasses import replace
 
     from recommender.pipeline import RankOptions, rank
@@ -130,9 +133,8 @@ def ranked_list(built, libraries, items, settings, top_n, *, collection=None, st
     recommender = built.recommender
     seen = SeenFilter.for_run(libraries, settings, include=include_seen,  # arXiv papers shown on earlier days
                               corpus=recommender.corpus)
-    library = library_input(libraries, items, recommender.corpus,
-                            click.get_current_context().meta.get("zotrec.group"), settings)
-    library = replace(library, profile=profile_for(library.items, collection))
+    library = library_input(libraries, items, recommender.corpus, settings.group, settings)  # --group: source_settings
+    library = replace(library, profile=profile if profile is not None else profile_for(library.items, collection))
     recs = rank(recommender, library, RankOptions(top_n=seen.widened(top_n), steering=steering), built.caches)
     return Ranked(seen.apply(recs, top_n), getattr(recs, "unserved", ())), seen
 

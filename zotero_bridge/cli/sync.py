@@ -15,6 +15,7 @@ from zotero_bridge.cli.common import (
     source_settings,
 )
 from zotero_bridge.cli.corpus_input import shipped
+from zotero_bridge.cli.feed_corpus import with_feed_corpora
 from zotero_bridge.cli.steering import steering_options
 
 
@@ -90,7 +91,8 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
         log.info("Saved the Zotero settings to %s", store({"library_id": found.library_id, "api_key": found.api_key,
                                                            "library_type": found.library_type,
                                                            "endpoint": found.endpoint}))
-    built = shipped(corpus_paths, features=features, aggregation=aggregation, model=model)
+    built = shipped(with_feed_corpora(corpus_paths, [library]), features=features, aggregation=aggregation,
+                    model=model)
     request = SyncRequest(built.recommender, settings, collection_name, top_n=top_n, dry_run=dry_run,
                           transport=transport, steering=steering, caches=built.caches)
     from recommender.formats.output import safe_json, safe_text

@@ -5,9 +5,9 @@ nothing is ever written to read a fate. In this order, the first rule that holds
 
 1. **dismissed**: the item is in the trash, or was deleted for good — only when the API says so (asked for
    by key, it answers 404), never because one read did not hold it.
-2. **kept**: the user gave it a tag of their own (any tag but `zotrec`), filed it in another collection,
-   added a child note, attachment or annotation (zotrec's own note carries the `zotrec` tag), or edited its
-   title, abstract, creators, DOI or URL.
+2. **kept**: the user saved it from zotrec's page or assistant (sync/save.py: remembered as `SAVED`), gave it
+   a tag of their own (any tag but `zotrec`), filed it in another collection, added a child note, attachment
+   or annotation (zotrec's own note carries the `zotrec` tag), or edited its title, abstract, creators, DOI or URL.
 3. **dismissed**: it is no longer in the collection zotrec put it in, and zotrec did not take it out itself.
 4. **untouched**: none of the above; after `STALE_AFTER_RUNS` runs untouched it steps aside for fresh papers.
 
@@ -28,6 +28,7 @@ from zotero_bridge.zotero_api.ours import ZOTREC_TAG, is_our_note
 
 KEPT, DISMISSED, UNTOUCHED = "kept", "dismissed", "untouched"
 ZOTREC_TRASHED = "zotrec moved it to the trash"
+SAVED = "you saved it"  # an explicit Save (sync/save.py): kept until the user trashes or deletes it
 STALE_AFTER_RUNS = 3
 FINGERPRINT_FIELDS = ("title", "abstractNote", "DOI", "url")
 CHILD_TYPES = ("note", "attachment", "annotation")
@@ -94,6 +95,8 @@ def fate_of(paper: Remembered, view: LibraryView, collection_name: str = "") -> 
 
 def _kept_because(paper: Remembered, data: Mapping, view: LibraryView, children: list[Mapping],
                   child_seen: bool) -> str:
+    if paper.fate == KEPT and paper.why == SAVED:
+        return SAVED
     if tags := user_tags(data):
         return "you tagged it " + ", ".join(f"'{t}'" for t in tags[:3])
     elsewhere = [view.collections.get(key, key) for key in data.get("collections") or []

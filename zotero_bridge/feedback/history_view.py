@@ -1,4 +1,5 @@
-"""`zotrec history` as text or JSON: the runs, the papers shown in them, and each created paper's fate."""
+"""`zotrec history` as text or JSON: the runs, the papers shown in them, each created paper's fate, and the
+ratings given on `zotrec serve`'s page."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from dataclasses import asdict
 from recommender.formats.output import safe_json, safe_text
 from recommender.words import plural
 from zotero_bridge.feedback.memory import Memory
+from zotero_bridge.feedback.ratings import WORDS, rated_libraries, read_ratings
 
 
 def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> str:
     """The history as text for a terminal or as JSON; its titles and steering texts came from a corpus, so
     they pass `safe_text` (`safe_json`) like every other output."""
-    libraries = [library] if library else memory.libraries()
+    libraries = [library] if library else sorted({*memory.libraries(), *rated_libraries(memory)})
     listed = [run for name in libraries for run in memory.runs(name)[:runs]]
     papers = {name: memory.papers(name) for name in libraries}
+    rated = {name: read_ratings(memory, name) for name in libraries}
     if fmt == "json":
         return safe_json(json.dumps({
             "file": str(memory.path),
@@ -23,6 +26,7 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
                       "steering": memory.steering(r[0]),
                       "papers": [asdict(s) for s in memory.shown(r[0])]} for r in listed],
             "papers": [{"library": name, **asdict(p)} for name, found in papers.items() for p in found.values()],
+            "ratings": [{"library": name, **asdict(r)} for name, found in rated.items() for r in found.values()],
         }, ensure_ascii=False, indent=2) + "\n")
     if not libraries:
         return f"zotrec has not written to any library yet ({memory.path}).\n"
@@ -36,6 +40,10 @@ def render_history(memory: Memory, library: str | None, runs: int, fmt: str) -> 
             why = f" ({paper.why})" if paper.why else (
                 f" ({plural(paper.untouched_runs, 'run')})" if paper.untouched_runs else "")
             lines.append(f"  {paper.fate:<10} {paper.title}{why}")
+        if rated[name]:
+            lines.append(f"  rated on the page: {plural(len(rated[name]), 'paper')}")
+            for rating in sorted(rated[name].values(), key=lambda r: r.at, reverse=True):
+                lines.append(f"    {WORDS[rating.rating]:<15} {rating.title} ({rating.at})")
         for run_id, _, at, collection, count in memory.runs(name)[:runs]:
             trashed = sum(shown.action == "trash" for shown in memory.shown(run_id))
             lines.append(f"  run {run_id} · {at} · \"{collection}\" · {plural(count, 'paper')}"

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 log = logging.getLogger(__name__)
 
 LEGACY_LOCAL = "user:0"  # how history from before per-database identities named an unaccounted desktop
-TABLES_WITH_LIBRARY = ("runs", "papers", "group_state", "group_members")
+TABLES_WITH_LIBRARY = ("runs", "papers", "group_state", "group_members", "ratings")
 
 
 def library_identity(library_type: str, library_id: str | int, server_id: str | None = None) -> str:

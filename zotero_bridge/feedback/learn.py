@@ -2,7 +2,8 @@
 
 `read_fates` applies the rules of fates.py to every paper zotrec remembers for a library; `feedback_for`
 turns the result into recommender.scoring.feedback.Feedback (corpus ids kept / dismissed / stale, and the
-item keys of kept papers so that reasons can say "you kept …").
+item keys of kept papers so that reasons can say "you kept …"), with the page's explicit ratings (ratings.py)
+beside the fates: a verdict read in Zotero (kept, dismissed) stands over a rating of the same paper.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from recommender.scoring.feedback import Feedback
 from zotero_bridge.feedback.fates import DISMISSED, KEPT, STALE_AFTER_RUNS, UNTOUCHED, LibraryView, fate_of
 from zotero_bridge.feedback.memory import IN_COLLECTION, Remembered
+from zotero_bridge.feedback.ratings import MORE, NOT, NOT_FOR_ME, SAVED, Rating
 
 
 def read_fates(remembered: Mapping[str, Remembered], view: LibraryView, collection_name: str = ""
@@ -22,21 +24,28 @@ def read_fates(remembered: Mapping[str, Remembered], view: LibraryView, collecti
 
 def how_dismissed(why: str) -> str:
     """'you moved it to the trash' → 'trashed', for "less like 'X', which you trashed"."""
+    if why == NOT_FOR_ME:
+        return why
     return "trashed" if "trash" in why else "deleted" if "deleted" in why else "removed"
 
 
 def feedback_for(fates: Mapping[str, Remembered], group_counts: Mapping[str, int] | None = None,
-                 group_name: str = "") -> Feedback:
-    """The recommender's view of what the user did."""
+                 group_name: str = "", ratings: Mapping[str, Rating] | None = None) -> Feedback:
+    """The recommender's view of what the user did, in Zotero and (`ratings`) on the page."""
     kept = {cid: p for cid, p in fates.items() if p.fate == KEPT}
     dismissed = {cid: how_dismissed(p.why) for cid, p in fates.items() if p.fate == DISMISSED}
+    rated = {cid: r for cid, r in (ratings or {}).items() if cid not in kept and cid not in dismissed}
+    dismissed |= {cid: NOT_FOR_ME for cid, r in rated.items() if r.rating == NOT}
+    liked = frozenset(cid for cid, r in rated.items() if r.rating == MORE)
+    saved = frozenset(cid for cid, r in rated.items() if r.rating == SAVED)
     stale = {cid for cid, p in fates.items()
              if p.fate == UNTOUCHED and p.status == IN_COLLECTION and p.untouched_runs >= STALE_AFTER_RUNS}
     shown = {cid for cid, p in fates.items() if p.fate == UNTOUCHED and p.status == IN_COLLECTION} - stale
-    return Feedback(kept=frozenset(kept), dismissed=dismissed, stale=frozenset(stale),
+    return Feedback(kept=frozenset(kept) | saved, dismissed=dismissed, stale=frozenset(stale),
                     kept_items=frozenset(p.item_key for p in kept.values()),
                     group_counts=dict(group_counts or {}), group_name=group_name,
-                    titles={cid: p.title for cid, p in fates.items()}, shown=frozenset(shown))
+                    titles={cid: r.title for cid, r in rated.items()} | {cid: p.title for cid, p in fates.items()},
+                    shown=frozenset(shown), liked=liked)
 
 
 def summary(fates: Mapping[str, Remembered]) -> dict[str, int]:

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS papers (
 CREATE TABLE IF NOT EXISTS group_state (library TEXT PRIMARY KEY, version INTEGER NOT NULL, me INTEGER, name TEXT);
 CREATE TABLE IF NOT EXISTS group_members (
     library TEXT NOT NULL, item_key TEXT NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (library, item_key));
+CREATE TABLE IF NOT EXISTS ratings (
+    library TEXT NOT NULL, corpus_id TEXT NOT NULL, title TEXT NOT NULL, rating TEXT NOT NULL, at TEXT NOT NULL,
+    PRIMARY KEY (library, corpus_id));
 """
 LOCK_WAIT_SECONDS = 30.0  # how long a memory file another zotrec run holds is waited for before saying so
 HISTORY_AFRESH = "move it away to start afresh (zotrec then forgets what you kept and dismissed)"
@@ -271,6 +274,7 @@ class Memory:
             self.db.execute(f"DELETE FROM papers {where}", args)
             self.db.execute(f"DELETE FROM group_members {where}", args)
             self.db.execute(f"DELETE FROM group_state {where}", args)
+            self.db.execute(f"DELETE FROM ratings {where}", args)  # the page's explicit ratings (ratings.py)
         return int(count)
 
 

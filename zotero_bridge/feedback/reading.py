@@ -14,6 +14,7 @@ from recommender.scoring.feedback import Feedback
 from zotero_bridge.feedback.identity import LEGACY_LOCAL, desktop_history, legacy_history
 from zotero_bridge.feedback.learn import feedback_for, read_fates, summary
 from zotero_bridge.feedback.memory import IN_COLLECTION, RETIRED, Memory, Remembered
+from zotero_bridge.feedback.ratings import files_identity, ratings_if_any, read_ratings
 from zotero_bridge.feedback.sqlite_view import SqliteLibrary, read_sqlite_view
 from zotero_bridge.zotero_api.ours import is_ours_item
 
@@ -45,10 +46,10 @@ def read_web_view(argument: str, options) -> SqliteLibrary:
 
 
 def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Paper], options=None
-                    ) -> tuple[Feedback, frozenset[str]] | None:
+                    ) -> tuple[Feedback, frozenset[str], str] | None:
     """What the user did with zotrec's papers, from the first zotero.sqlite, zotero:local or (given the
-    source `options`) zotero:web among `specs` (None: none), and in a group library the keys of items only
-    other members saved (the group signal)."""
+    source `options`) zotero:web among `specs` (None: none), with the page's ratings (ratings.py), in a group
+    library the keys of items only other members saved (the group signal), and the library's memory name."""
     from zotero_bridge.sources.sqlite_paths import resolve_database_path
 
     argument, endpoint, web = (_argument(specs, kind) for kind in ("zotero:sqlite", "zotero:local", "zotero:web"))
@@ -69,6 +70,8 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
         remembered = memory.papers(name)
         if not remembered and (old := legacy_history(memory.db, name, library.view.collections, library.view.items)):
             remembered = memory.papers(old)  # kept as 'user:0' before; the next sync moves it (nothing written here)
+        rated = read_ratings(memory, name)
+        identity = name
     if not remembered:
         remembered = _from_tags(library)
     fates = read_fates(remembered, library.view)
@@ -76,7 +79,7 @@ def sqlite_feedback(specs: Sequence[str], group: str | None, corpus: Sequence[Pa
     if fates:
         log.info("What you did with zotrec's papers in %s: %s.", library.label,
                  ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))
-    return feedback_for(fates, counts, name), library.saved_by_others()
+    return feedback_for(fates, counts, name, rated), library.saved_by_others(), identity
 
 
 def _from_tags(library: SqliteLibrary) -> dict[str, Remembered]:
@@ -115,11 +118,20 @@ def library_input(specs: Sequence[str], items: Sequence[LibraryItem], corpus: Se
     `options`): zotrec's own items count only once kept, dismissed papers never come back, and in a group
     library papers other members saved are candidates with their count. reading-list, score and (through
     its own views) sync all rank what this gives."""
+    return named_library_input(specs, items, corpus, group, options)[0]
+
+
+def named_library_input(specs: Sequence[str], items: Sequence[LibraryItem], corpus: Sequence[Paper] = (),
+                        group: str | None = None, options=None):
+    """(library_input's Library, the memory's name for it: where `zotrec serve` keeps its ratings). A library
+    read from export files only is named by its files (ratings.files_identity) and has the ratings alone."""
     from recommender.pipeline import Library
 
     learned = sqlite_feedback(specs, group, corpus, options)
     if learned is None:
-        return Library(items=list(items))
-    feedback, others = learned
+        identity = files_identity(specs)
+        rated = ratings_if_any(identity)
+        return Library(items=list(items), feedback=feedback_for({}, ratings=rated) if rated else None), identity
+    feedback, others, identity = learned
     mine = [item for item in items if not is_ours_item(item) or item.key in feedback.kept_items]
-    return Library(items=mine, feedback=feedback, shared=frozenset(others))
+    return Library(items=mine, feedback=feedback, shared=frozenset(others)), identity

@@ -58,6 +58,8 @@ footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 .topic+.topic{margin-top:.3rem}}
 """
 
+PAGE_STYLE = _STYLE  # the reading list's look, which zotrec serve's page builds on (serve/static/triage.css)
+
 
 @dataclass
 class ListContext:
@@ -127,6 +129,11 @@ def _links(paper: Paper) -> str:
     if paper.doi:
         links.append(html_link("DOI", f"https://doi.org/{paper.doi}"))
     return f'<div class="links">{"".join(links)}</div>' if links else ""
+
+
+def paper_links(paper: Paper) -> str:
+    """The paper's links (PMLR, PDF, OpenReview, ICML page, DOI) as the reading list shows them: http(s) only."""
+    return _links(paper)
 
 
 def _bar(fraction: float, label: str = "") -> str:

@@ -129,6 +129,8 @@ def _read_bibtex(text: str, path: Path) -> list[LibraryItem | Skipped]:
                 tags=tuple(t.strip() for t in re.split(r"[,;]", keywords) if t.strip()),
                 collections=tuple(c.strip() for c in entry.get("groups", "").split(",") if c.strip()),
                 extra=entry.get("note", ""),
+                publication=clean_text(entry.get("journal") or entry.get("journaltitle") or entry.get("booktitle")),
+                issn=entry.get("issn", "").strip(),
             )
         )
     return results
@@ -181,6 +183,8 @@ def _ris_item(record: Mapping, where: str, number: int) -> LibraryItem | Skipped
         date_added=str(record.get("access_date") or ""),
         tags=tuple(record.get("keywords") or []),
         extra="\n".join(record.get("notes") or []) if isinstance(record.get("notes"), list) else "",
+        publication=clean_text(str(record.get("journal_name") or record.get("secondary_title") or "")),
+        issn=str(record.get("issn") or "").strip(),
     )
 
 
@@ -250,6 +254,8 @@ def _csl_item(row: Mapping, where: str, number: int) -> LibraryItem | Skipped:
         year=year_of(date),
         tags=tuple(list_of(row, "keyword")),
         extra=text_of(row, "note"),
+        publication=clean_text(text_of(row, "container-title")),
+        issn=text_of(row, "ISSN").strip(),
     )
 
 

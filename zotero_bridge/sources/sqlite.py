@@ -4,7 +4,9 @@ Reads userdata schemas 121 (Zotero 6) to 129 (Zotero 10), joining on item-type, 
 names (their numeric ids differ between databases). Each item becomes Zotero's own item JSON
 (`read_database`: children carry `parentItem`, group items who created them) and goes through
 `item_from_zotero_json`, so zotero.sqlite and the local API give the same LibraryItem. This is the one
-zotero.sqlite reader: the feedback's view of zotrec's items (feedback/sqlite_view.py) reads the same JSON.
+zotero.sqlite reader: the feedback's view of zotrec's items (feedback/sqlite_view.py) reads the same JSON,
+and so do the feeds the user follows in Zotero (`read_sqlite_feeds`: the libraries of type 'feed', each item
+with the `guid` and `readTime` of its feedItems row, as Zotero's xpcom/data/feedItem.js stores them).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ REQUIRED_TABLES = ("version", "libraries", "items", "itemTypes", "fields", "item
 # Read when present: the collection trash came with Zotero 7; groups and settings may be absent in odd copies.
 OPTIONAL_TABLES = ("deletedCollections", "groups", "settings")
 # Zotero field (or base field) name → key in Zotero's item JSON
-WANTED_BASE_FIELDS = {"title": "title", "date": "date"}
-WANTED_FIELDS = {"abstractNote": "abstractNote", "DOI": "DOI", "url": "url", "extra": "extra"}
+WANTED_BASE_FIELDS = {"title": "title", "date": "date", "publicationTitle": "publicationTitle"}
+WANTED_FIELDS = {"abstractNote": "abstractNote", "DOI": "DOI", "url": "url", "extra": "extra", "ISSN": "ISSN"}
 _MULTIPART_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (.*)$", re.DOTALL)
 _SQL_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})$")
 
@@ -54,6 +56,61 @@ def read_sqlite_library(argument: str, options: SourceOptions) -> LibraryRead:
              "from a copy taken now; works while Zotero is open" if snapshot.mode == "copy"
              else "read in place")
     return read
+
+
+@dataclass
+class DatabaseFeed:
+    """One feed the user follows in Zotero: its name, URL and items as Zotero's item JSON, each with the
+    feed entry's `guid` and `readTime` ('' while unread)."""
+
+    name: str
+    url: str
+    items: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class FeedsRead:
+    """What `read_sqlite_feeds` read from one snapshot: the feeds and the user's own library beside them."""
+
+    path: Path
+    feeds: list[DatabaseFeed]
+    library: LibraryRead
+
+
+def read_sqlite_feeds(argument: str) -> FeedsRead:
+    """Every feed of a zotero.sqlite (the default profile's for '') and its user library, in one read-only
+    snapshot, so that items already saved can be told from new ones."""
+    path = resolve_database_path(argument)
+    with open_snapshot(path) as snapshot:
+        try:
+            library = _read_database(snapshot.connection, path, None)
+            feeds = _read_feeds(snapshot.connection)
+        except sqlite3.DatabaseError as error:
+            raise SourceError(_database_error_line(path, error)) from None
+    return FeedsRead(path, feeds, library)
+
+
+def _read_feeds(connection: sqlite3.Connection) -> list[DatabaseFeed]:
+    tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not {"feeds", "feedItems"} <= tables:  # a database from before feeds (Zotero 5.0)
+        return []
+    feeds = []
+    for library_id, name, url in connection.execute(
+            "SELECT f.libraryID, f.name, f.url FROM feeds f JOIN libraries l ON l.libraryID = f.libraryID "
+            "WHERE l.type = 'feed' ORDER BY f.name, f.libraryID").fetchall():
+        fields, creators = _item_fields(connection, library_id), _item_creators(connection, library_id)
+        feed = DatabaseFeed(str(name), str(url))
+        for item_id, key, type_name, date_added, guid, read_time in connection.execute(
+                "SELECT i.itemID, i.key, it.typeName, i.dateAdded, fi.guid, fi.readTime FROM items i "
+                "JOIN feedItems fi ON fi.itemID = i.itemID LEFT JOIN itemTypes it ON it.itemTypeID = i.itemTypeID "
+                "WHERE i.libraryID = ? ORDER BY i.itemID", (library_id,)):
+            data: dict[str, Any] = {"key": key, "itemType": type_name or "", "dateAdded": api_timestamp(date_added),
+                                    "creators": creators.get(item_id, []), "guid": str(guid or ""),
+                                    "readTime": api_timestamp(read_time) if read_time else ""}
+            data.update(fields.get(item_id, {}))
+            feed.items.append(data)
+        feeds.append(feed)
+    return feeds
 
 
 def split_multipart_date(value: str) -> tuple[str, int | None]:
@@ -292,4 +349,5 @@ def _item_collections(connection: sqlite3.Connection, library_id: int,
     return memberships
 
 
-__all__ = ["DatabaseLibrary", "read_database", "read_sqlite_library", "split_multipart_date"]
+__all__ = ["DatabaseFeed", "DatabaseLibrary", "FeedsRead", "read_database", "read_sqlite_feeds", "read_sqlite_library",
+           "split_multipart_date"]

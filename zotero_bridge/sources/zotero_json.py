@@ -13,7 +13,8 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 _EXTRA_DOI = re.compile(r"^\s*DOI:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 # Item types keep their title/date under type-specific names (case: caseName, dateDecided; …).
 BASE_FIELD_ALIASES = {"title": ("caseName", "nameOfAct", "subject"),
-                      "date": ("dateDecided", "dateEnacted", "issueDate")}
+                      "date": ("dateDecided", "dateEnacted", "issueDate"),
+                      "publicationTitle": ("proceedingsTitle", "bookTitle", "websiteTitle", "repository")}
 
 
 class FieldShapeError(ValueError):
@@ -55,6 +56,14 @@ def year_of(date: str) -> int | None:
     """The first plausible year in a free-form or Zotero multipart date."""
     match = _YEAR.search(date or "")
     return int(match.group(1)) if match else None
+
+
+def doi_of(data: Mapping) -> str:
+    """The DOI field, else a 'DOI: …' line of Extra (where Zotero keeps it for types without the field)."""
+    doi = text_of(data, "DOI")
+    if not doi and (match := _EXTRA_DOI.search(text_of(data, "extra"))):
+        doi = match.group(1)
+    return doi.strip()
 
 
 def creator_from_json(data: Mapping) -> Creator:
@@ -102,9 +111,7 @@ def _item(data: Mapping, where: str, collection_paths: Mapping[str, str] | None,
     if not title and not abstract:
         return Skipped(where, "empty (no title, no abstract)")
     extra = text_of(data, "extra")
-    doi = text_of(data, "DOI")
-    if not doi and (match := _EXTRA_DOI.search(extra)):
-        doi = match.group(1)
+    doi = doi_of(data)
     paths = collection_paths or {}
     date = text_of(data, "date")
     version = data.get("version")
@@ -124,6 +131,8 @@ def _item(data: Mapping, where: str, collection_paths: Mapping[str, str] | None,
         extra=extra,
         version=version if isinstance(version, int) and not isinstance(version, bool) else None,
         library=library,
+        publication=clean_text(text_of(data, "publicationTitle")),
+        issn=text_of(data, "ISSN").strip(),
     )
 
 

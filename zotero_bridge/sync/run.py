@@ -120,6 +120,7 @@ def run_sync(request: SyncRequest) -> SyncReport:
     """Read, learn from the fates of earlier recommendations, score, plan, and (unless dry-run) write and
     remember; re-plan after a conflict, at most MAX_PLAN_ROUNDS times."""
     from zotero_bridge.feedback.memory import Memory
+    from zotero_bridge.feedback.ratings import read_ratings
 
     recommender = request.recommender
     session, cache = request.transport.open(request.options)
@@ -147,7 +148,8 @@ def run_sync(request: SyncRequest) -> SyncReport:
             group = (_group_signal(session, memory, library, snapshot, recommender.corpus)
                      if request.transport.group_signal else ({}, frozenset(), ""))
             report, fates = _plan_round(request, recommender, session, cache, snapshot, since, remembered, group,
-                                        say_unread=round_number == 1)
+                                        say_unread=round_number == 1,
+                                        ratings=read_ratings(memory, library))  # the page's (feedback/ratings.py)
             remembered = fates
             report.rounds = round_number
             if request.dry_run or not report.plan.needs_writes:
@@ -196,7 +198,8 @@ def _group_signal(session, memory, library, snapshot, corpus):
     return counts, others, name or session.credentials.describe()
 
 
-def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group, say_unread=False):
+def _plan_round(request, recommender, session, cache, snapshot, since, remembered, group, say_unread=False,
+                ratings=None):
     """One read → fates → feedback → ranking → plan; in a group, papers other members saved are candidates.
     `say_unread`: warn about items the dense encoder cannot read (the first round; a re-plan says it no more)."""
     from zotero_bridge.feedback.fates import DISMISSED, UNTOUCHED
@@ -207,7 +210,7 @@ def _plan_round(request, recommender, session, cache, snapshot, since, remembere
                     unsure=[paper.item_key for paper in remembered.values() if paper.fate != DISMISSED])
     fates = read_fates(remembered, view, request.collection_name)
     counts, others, group_name = group
-    feedback = feedback_for(fates, counts, group_name)
+    feedback = feedback_for(fates, counts, group_name, ratings)
     if fates:
         log.info("What you did with earlier recommendations: %s.",
                  ", ".join(f"{count} {fate}" for fate, count in summary(fates).items()))

@@ -1,0 +1,88 @@
+"""`zotrec sources`: what the library already reads (its journals, arXiv categories, bioRxiv/medRxiv subjects),
+as ready-to-paste `--corpus` options (recommender/corpus/suggest.py); and `daily --corpus auto`, which follows
+the top of that list."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+
+import click
+
+from zotero_bridge.cli.common import friendly_errors, read_sources, source_options, source_settings
+
+AUTO = "auto"
+# What `daily --corpus auto` can follow today: kinds with a fetching adapter (stream sources add theirs).
+AUTO_KINDS = ("arxiv",)
+
+
+@click.command("sources")
+@source_options
+@click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many sources to list.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@friendly_errors
+def sources_command(libraries, library_id, library_type, api_key, endpoint, top_n, fmt):
+    """Propose what to follow: the journals, arXiv categories and bioRxiv/medRxiv subjects your items come from.
+
+    Each line is a `--corpus` option for `zotrec daily` or `reading-list`, with how many library items point
+    there, the most first. A journal whose feed zotrec knows gets `feed:URL`, any other `openalex:issn:ISSN`.
+
+    \b
+    Example:
+        zotrec sources --library ~/Zotero/zotero.sqlite
+    """
+    from recommender.corpus.suggest import suggest_sources
+
+    read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
+    found = suggest_sources(read.items)
+    if fmt == "json":
+        from recommender.formats.output import safe_json
+
+        rows = [{"option": s.option, "label": s.label, "count": s.count, "kind": s.kind} for s in found[:top_n]]
+        click.echo(safe_json(json.dumps(rows, ensure_ascii=False, indent=2)))
+        return
+    click.echo(render_sources(found[:top_n], len(read.items), len(found)), nl=False)
+
+
+def render_sources(found, items: int, total: int) -> str:
+    """One line per source: the option, pasteable as it is, then '# label: N items'."""
+    import shutil
+
+    from recommender.formats.output import safe_text
+    from recommender.words import plural
+
+    if not found:
+        return (f"# None of the {plural(items, 'library item')} names a journal (with its ISSN), an arXiv "
+                "category or a bioRxiv/medRxiv subject.\n")
+    lines = [f"# What {plural(items, 'library item')} come from, as --corpus options for `zotrec daily`:"]
+    options = [f"--corpus {shlex.quote(s.option)}" if s.option else "" for s in found]
+    width = min(max(len(option) for option in options), 60)
+    columns = max(40, shutil.get_terminal_size(fallback=(100, 24)).columns)
+    for suggestion, option in zip(found, options):
+        comment = f"# {suggestion.label}: {plural(suggestion.count, 'item')}"
+        if not option:
+            comment += " (add its ISSN to an item to follow it)"
+        line = f"{option:<{width}}  {comment}" if option else comment
+        lines.append(safe_text(line if len(line) <= columns or len(option) >= columns else line[:columns - 1] + "…"))
+    if total > len(found):
+        lines.append(f"# … and {total - len(found)} more (-n {total} lists them all)")
+    return "\n".join(lines) + "\n"
+
+
+def with_auto_corpora(corpora: Sequence[str], libraries: Sequence[str], settings, top: int = 3) -> list[str]:
+    """`corpora` with `auto` replaced by the library's top suggestions that daily can fetch, said in a line."""
+    if AUTO not in corpora:
+        return list(corpora)
+    import logging
+
+    from recommender.corpus.suggest import auto_corpora, suggest_sources
+    from zotero_bridge.errors import SourceError
+
+    chosen = auto_corpora(suggest_sources(read_sources(libraries, settings).items), AUTO_KINDS, top)
+    if not chosen:
+        raise SourceError("--corpus auto: the library names no source daily can follow yet (see `zotrec sources "
+                          "--library …`); give one with --corpus")
+    logging.getLogger("zotrec").info("--corpus auto: %s (from what the library reads)", ", ".join(chosen))
+    return list(dict.fromkeys(option for spec in corpora for option in (chosen if spec == AUTO else [spec])))

@@ -28,6 +28,8 @@ MAX_PAGES = 5000  # pages of one listing: 500,000 Zotero items, 5 million OpenRe
 DEADLINE = "zotrec.deadline"  # request extension: time.monotonic() by which the whole answer must be in
 DOWNLOAD = "zotrec.download"  # request extension: a file, not an API answer (the larger cap, no JSON check)
 _HOPS = "zotrec.redirects"  # request extension: redirects followed so far (httpx2 hands it to each hop)
+NOT_JSON = "zotrec.not_json"  # request extension: an XML/Atom answer, so no JSON depth check (its parser bounds it)
+_ORIGIN = "zotrec.origin"  # request extension: the host first asked (for same-site redirects)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Limits:
     redirects: int = MAX_REDIRECTS
     pages: int = MAX_PAGES
     deadline_s: float = field(default_factory=default_deadline)  # when the caller sets no DEADLINE
+    same_site: bool = False  # redirects only to the asked host, its subdomains and its parent domain's
 
 
 def server_name(url: Any) -> str:
@@ -83,6 +86,11 @@ def bound(response: Any, limits: Limits) -> None:
         if target.scheme not in ("http", "https"):
             raise ServerLimitError(f"{server} redirected to a {target.scheme or 'relative'}: address; zotrec "
                                    "follows http and https only", server=server, limit="redirects")
+        origin = request.extensions.setdefault(_ORIGIN, request.url.host)
+        if limits.same_site and not same_site(origin, target.host):
+            raise ServerLimitError(f"{server} redirected to {target.host or 'no host'}, another site than the "
+                                   f"{origin} asked; zotrec follows redirects within that site only",
+                                   server=server, limit="redirects")
         hops = request.extensions.get(_HOPS, 0) + 1
         if hops > limits.redirects:
             raise ServerLimitError(f"{server} redirected more than {limits.redirects} times (a redirect loop?); "
@@ -91,7 +99,8 @@ def bound(response: Any, limits: Limits) -> None:
     download = bool(request.extensions.get(DOWNLOAD))
     deadline = request.extensions.get(DEADLINE) or time.monotonic() + limits.deadline_s
     kind = response.headers.get("content-type", "").lower()
-    depth = None if download or "html" in kind else JsonDepth(limits.json_depth, server)
+    plain = download or request.extensions.get(NOT_JSON) or "html" in kind
+    depth = None if plain else JsonDepth(limits.json_depth, server)
     # decode through a twin response (httpx2's own decoders), count both sides, hand on plain bytes
     twin = httpx2.Response(response.status_code, headers=response.headers, stream=response.stream, request=request)
     cap = limits.download_bytes if download else limits.answer_bytes
@@ -231,6 +240,24 @@ class PageGuard:
     def done(self, read: int) -> bool:
         """True once `read` objects reach the total the server reported."""
         return self.total is not None and read >= self.total
+
+
+def same_site(asked: str, target: str) -> bool:
+    """`target` is the asked host, or shares its parent domain (export.arxiv.org → arxiv.org, www.arxiv.org;
+    never another site, nor from a name to an address)."""
+    asked, target = asked.lower().rstrip("."), target.lower().rstrip(".")
+    if target == asked:
+        return True
+    labels = asked.split(".")
+    if len(labels) < 2 or labels[-1].isdigit() or ":" in asked:  # an address has no parent domain
+        return False
+    parent = ".".join(labels[1:]) if len(labels) > 2 else asked
+    return target == parent or target.endswith("." + parent)
+
+
+def not_json() -> dict[str, Any]:
+    """Request extensions for an answer that is not JSON (Atom, XML): the JSON depth check is off for it."""
+    return {NOT_JSON: True}
 
 
 def with_deadline(at: float | None, download: bool = False) -> dict[str, Any]:

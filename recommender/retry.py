@@ -61,6 +61,7 @@ class RetryPolicy:
     deadline_s: float = field(default_factory=default_deadline)  # tries and waits of one call, in all
     clock: Callable[[], float] = time.monotonic
     jitter: float = 0.0  # our backoff × (1 + up to jitter), so parallel clients do not retry in step
+    min_wait_s: float = 0.0  # a service's terms (arXiv: 3 s): a Retry-After may lengthen a wait, never shorten it
 
     def backoff(self, tries: int) -> float:
         """Our wait after the `tries`-th failed try, when the server did not say how long."""
@@ -121,6 +122,7 @@ def with_retries(attempt: Callable[[], T], policy: RetryPolicy,
             wait = policy.backoff(tries)
             if spent + wait > policy.deadline_s:
                 raise GaveUp("deadline", reason, tries, spent)
+        wait = max(wait, policy.min_wait_s)
         if on_retry is not None:
             on_retry(reason, wait, tries)
         policy.sleep(wait)

@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus.arxiv import fetch_arxiv
-from recommender.corpus.arxiv_atom import ArxivAnswerError, parse_answer
+from recommender.corpus.stream import AnswerError, fetch_stream
+from recommender.streams import stream_source
+from recommender.corpus.arxiv_atom import parse_answer
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.store import read_stored, stored_path
-from recommender.corpus.venues import arxiv_spec
 from recommender.errors import InputError
 from tests.fake_arxiv import FakeArxiv, paper
 from zotero_bridge.cli.main import cli
 
 MANUAL = Path(__file__).parent / "data" / "arxiv"
 NOW = datetime(2025, 1, 20, 6, 0, tzinfo=UTC)
-SPEC = arxiv_spec("arxiv:stat.ML,cs.LG")
+SPEC = stream_source("arxiv:stat.ML,cs.LG")
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +61,7 @@ def test_the_manuals_typical_answer_reads_as_one_paper():
     page = parse_answer((MANUAL / "manual-response.xml").read_bytes(), "manual")
     assert (page.total, page.start, page.skipped) == (1000, 0, [])
     [row] = page.rows
-    assert row["id"] == "arxiv:hep-ex/0307015" and row["arxiv_version"] == 1  # an old id, no version in <id>
+    assert row["id"] == "arxiv:hep-ex/0307015" and row["version"] == 1  # an old id, no version in <id>
     assert row["title"] == "Multi-Electron Production at High Transverse Momenta in ep Collisions at HERA"
     assert row["abstract"].startswith("Multi-electron production is studied at high electron transverse momentum in "
                                       "positron- and electron-proton")
@@ -74,7 +74,7 @@ def test_the_manuals_typical_answer_reads_as_one_paper():
 
 
 def test_the_manuals_error_answer_is_its_message():
-    with pytest.raises(ArxivAnswerError, match="arXiv says: incorrect id format for 1234.12345"):
+    with pytest.raises(AnswerError, match="arXiv says: incorrect id format for 1234.12345"):
         parse_answer((MANUAL / "manual-error.xml").read_bytes(), "manual")
 
 
@@ -92,7 +92,7 @@ def test_the_double_answers_in_the_manuals_shape(arxiv):
 def test_day_one_pages_the_window_and_pauses_three_seconds(arxiv):
     arxiv.add(*[paper(n, day(n % 14), categories=("cs.LG",) if n % 2 else ("stat.ML",)) for n in range(1, 31)])
     waits = Waits()
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(waits), days=7, now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(waits), days=7, now=NOW)
     in_window = {f"arxiv:2501.{n:05d}" for n in range(1, 31) if n % 14 < 8}  # day 7, noon: inside (from 06:00)
     assert set(rows()) == in_window and sorted(report.new) == sorted(in_window)
     first = arxiv.requests[0]
@@ -107,32 +107,32 @@ def test_day_one_pages_the_window_and_pauses_three_seconds(arxiv):
 
 def test_day_two_adds_only_new_ids_replaces_a_new_version_and_keeps_a_cross_list_once(arxiv):
     arxiv.add(*[paper(n, day(2)) for n in range(1, 6)])
-    fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW - timedelta(days=1))
+    fetch_stream(SPEC, [arxiv.url], settings(), now=NOW - timedelta(days=1))
     arxiv.add(paper(6, day(0)), paper(7, day(0), categories=("stat.ML", "cs.LG")))
     arxiv.revise("2501.00002", day(0), "A second version with a new abstract.")
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert sorted(report.new) == ["arxiv:2501.00006", "arxiv:2501.00007"]
     assert report.updated == ["arxiv:2501.00002"]
     assert report.cross_listed == 1 and report.unchanged == 4  # 1, 3, 4, 5 kept as stored
     stored = rows()
     assert len(stored) == 7 and stored["arxiv:2501.00002"]["abstract"] == "A second version with a new abstract."
-    assert stored["arxiv:2501.00002"]["arxiv_version"] == 2
+    assert stored["arxiv:2501.00002"]["version"] == 2
     assert stored["arxiv:2501.00007"]["categories"] == ["stat.ML", "cs.LG"]
 
 
 def test_a_day_with_nothing_new_does_not_rewrite_the_corpus(arxiv):
     arxiv.add(*[paper(n, day(1)) for n in range(1, 4)])
-    fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     before = stored_path(SPEC.name).stat().st_mtime_ns
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert not report.changed and report.new == [] and report.unchanged == 3
     assert stored_path(SPEC.name).stat().st_mtime_ns == before
 
 
 def test_papers_older_than_the_window_leave(arxiv):
     arxiv.add(paper(1, day(5)), paper(2, day(1)))
-    fetch_arxiv(SPEC, [arxiv.url], settings(), days=7, now=NOW)
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), days=7, now=NOW + timedelta(days=3))
+    fetch_stream(SPEC, [arxiv.url], settings(), days=7, now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), days=7, now=NOW + timedelta(days=3))
     assert report.expired == 1 and set(rows()) == {"arxiv:2501.00002"}
 
 
@@ -140,43 +140,43 @@ def test_a_503_with_retry_after_is_waited_out(arxiv):
     arxiv.add(*[paper(n, day(1)) for n in range(1, 4)])
     arxiv.faults[1] = ("503", 7)
     waits = Waits()
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(waits), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(waits), now=NOW)
     assert len(report.new) == 3 and waits[0] == 7 and report.stats.retries == 1
 
 
 def test_an_empty_page_inside_the_result_set_is_asked_again(arxiv):
     arxiv.add(*[paper(n, day(1)) for n in range(1, 9)])
     arxiv.faults[2] = ("empty",)
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert len(report.new) == 8 and [r["start"] for r in arxiv.requests] == ["0", "5", "5"]
 
 
 def test_empty_pages_every_time_fail_and_keep_the_stored_corpus(arxiv):
     arxiv.add(*[paper(n, day(1)) for n in range(1, 9)])
-    fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     arxiv.add(paper(9, day(0)))
     arxiv.faults.update({len(arxiv.requests) + k: ("empty",) for k in range(1, 4)})
     with pytest.raises(FetchError, match="empty page 3 times"):
-        fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+        fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert len(rows()) == 8
 
 
 def test_a_body_cut_short_is_retried_and_an_error_feed_is_one_line(arxiv):
     arxiv.add(*[paper(n, day(1)) for n in range(1, 4)])
     arxiv.faults[1] = ("cut",)
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert len(report.new) == 3 and report.stats.retries == 1
     arxiv.faults[len(arxiv.requests) + 1] = ("error", "start must be an integer")
     with pytest.raises(FetchError, match="arXiv says: start must be an integer"):
-        fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
-    fetch_arxiv(SPEC, [arxiv.url], settings(page_size=40_000), now=NOW)
+        fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
+    fetch_stream(SPEC, [arxiv.url], settings(page_size=40_000), now=NOW)
     assert arxiv.requests[-1]["max_results"] == "2000"  # arXiv's largest slice, never a 400
 
 
 def test_entries_that_shift_between_pages_are_kept_once(arxiv):
     arxiv.add(*[paper(n, day(1), hour=n) for n in range(1, 9)])
     arxiv.late = [paper(20, day(0))]  # appears before the second page: the first entry of page 1 repeats
-    report = fetch_arxiv(SPEC, [arxiv.url], settings(), now=NOW)
+    report = fetch_stream(SPEC, [arxiv.url], settings(), now=NOW)
     assert report.repeated == 1 and len(rows()) == 8  # the late one is read on the next day's fetch
     assert len(set(rows())) == len(rows())
 
@@ -203,11 +203,11 @@ def test_from_a_saved_answer_and_the_cli(tmp_path, arxiv, monkeypatch):
 
 
 def test_category_names_are_checked():
-    assert arxiv_spec("arxiv:stat.ML,cs.LG").name == "arxiv-cs.lg_stat.ml"
-    assert arxiv_spec("icml2025") is None
+    assert stream_source("arxiv:stat.ML,cs.LG").name == "arxiv-cs.lg_stat.ml"
+    assert stream_source("icml2025") is None
     for bad in ("arxiv:", "arxiv:cs.LG;rm", "arxiv:../x"):
         with pytest.raises(InputError, match="arXiv categories look like"):
-            arxiv_spec(bad)
+            stream_source(bad)
 
 
 def test_a_retry_waits_at_least_the_pause_and_a_body_over_the_cap_is_refused(arxiv):
@@ -216,7 +216,7 @@ def test_a_retry_waits_at_least_the_pause_and_a_body_over_the_cap_is_refused(arx
     arxiv.add(*[paper(n, day(1)) for n in range(1, 4)])
     arxiv.faults[1] = ("cut",)
     waits = Waits()
-    fetch_arxiv(SPEC, [arxiv.url], settings(waits, backoff=0.01), now=NOW)
+    fetch_stream(SPEC, [arxiv.url], settings(waits, backoff=0.01), now=NOW)
     assert waits and min(waits) >= 3.0  # arXiv's 3 s between requests holds for a retry too
     with Http(settings(), FetchStats()) as http:
         with pytest.raises(FetchError, match="over 1,000 bytes; refused"):

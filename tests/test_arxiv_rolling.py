@@ -10,10 +10,10 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from recommender.corpus.arxiv import fetch_arxiv
+from recommender.corpus.stream import fetch_stream
+from recommender.streams import stream_source
 from recommender.corpus.http import FetchSettings
 from recommender.corpus.readers import load_corpus
-from recommender.corpus.venues import arxiv_spec
 from recommender.retry import RetryPolicy
 from recommender.scoring.ranking import Recommender
 from tests.fake_arxiv import FakeArxiv, paper
@@ -24,7 +24,7 @@ from zotero_bridge.sync.run import SyncRequest, run_sync
 from .conftest import ZOTERO_USER_ID, ZOTERO_WRITE_KEY
 
 NAME = "Recommended · arXiv cs.LG"
-SPEC = arxiv_spec("arxiv:cs.LG")
+SPEC = stream_source("arxiv:cs.LG")
 TOPICS = ["sherlock holmes detective crime fiction", "cell apoptosis neuron t cell activation",
           "earthquakes seismic waves", "electron microscopy analysis", "food allergy sensitization children"]
 START = datetime(2025, 3, 3, 6, 0, tzinfo=UTC)
@@ -76,7 +76,7 @@ def test_the_rolling_collection_stays_at_n_across_three_days(zotero_server, data
         window, kept_key = {}, None
         for day in range(3):
             arxiv.add(*day_papers(day))
-            fetch_arxiv(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2,
+            fetch_stream(SPEC, [url], FetchSettings(sleep=lambda s: None, page_size=50), days=2,
                         now=START + timedelta(days=day))
             window[day] = {row.id for row in load_corpus(["arxiv:cs.LG"]).papers}
             if day:

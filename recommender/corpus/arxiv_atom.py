@@ -4,70 +4,63 @@ The format is the one the arXiv API user manual describes (arXiv/arxiv-docs, hel
 entry's `<id>` is `http://arxiv.org/abs/<id>v<N>` (old ids hold a slash: `hep-ex/0307015v1`), `<published>` the
 first version's date, `<updated>` this version's; `<summary>` is the abstract; one `<arxiv:primary_category>`
 and a `<category>` per class; an error is a feed with one entry titled "Error" whose summary says why.
-feedparser is only ever handed bytes (given a str it would open a file or URL of that name).
+feedparser is only ever handed bytes (given a str it would open a file or URL of that name), and only after
+the answer's markup is bounded (stream_rows.check_markup), so parsing it stays quick. An entry that cannot be
+read is skipped with its number and id, never the whole answer; a date beyond what a datetime holds (year 0 or
+10000 through its time zone) is clamped here and trusted or clamped again by the stream rules.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from recommender.corpus.stream import AnswerError, StreamPage
+from recommender.corpus.stream_rows import check_markup, flat
 from recommender.items import Skipped
 
 ABS_SITE = "https://arxiv.org/abs/"
 _ID = re.compile(r"^(?:https?://(?:export\.)?arxiv\.org/abs/)?"
                  r"(?P<base>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<version>\d{1,4}))?$")
 
+MAX_ENTRIES = 2_000  # arXiv's largest slice: what one answer can hold
+_FIRST = datetime(1, 1, 2, tzinfo=UTC)
+_LAST = datetime(9999, 12, 30, tzinfo=UTC)
 
-class ArxivAnswerError(ValueError):
-    """The answer is arXiv's error feed (`message` is its summary) or no Atom feed at all (`complete` False:
-    not well-formed, e.g. cut short)."""
-
-    def __init__(self, message: str, *, complete: bool = True) -> None:
-        super().__init__(message)
-        self.complete = complete
-
-
-@dataclass
-class AtomPage:
-    """One answer: its rows (one per entry, in the answer's order), what OpenSearch says of the result set,
-    and the entries that could not be read."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    total: int | None = None
-    start: int | None = None
-    skipped: list[Skipped] = field(default_factory=list)
-
-
-def parse_answer(body: bytes, where: str) -> AtomPage:
-    """An arXiv API answer → its rows; raises ArxivAnswerError for arXiv's error feed or a body that is no
-    feed (an HTML page, text cut short)."""
+def parse_answer(body: bytes, where: str) -> StreamPage:
+    """An arXiv API answer → its rows; raises AnswerError for arXiv's error feed or a body that is no
+    feed (an HTML page, text cut short, markup beyond any answer's)."""
     import feedparser
 
+    try:
+        check_markup(bytes(body), where, MAX_ENTRIES)
+    except ValueError as error:
+        raise AnswerError(str(error)) from None
     parsed = feedparser.parse(bytes(body))
     feed = parsed.get("feed", {})
     entries = parsed.get("entries", [])
     if parsed.get("bozo") and not entries and "opensearch_totalresults" not in feed:
-        raise ArxivAnswerError(f"{where}: not an arXiv API Atom answer ({_bozo_reason(parsed)})", complete=False)
+        raise AnswerError(f"{where}: not an arXiv API Atom answer ({_bozo_reason(parsed)})", complete=False)
     if parsed.get("version", "") != "atom10" and not parsed.get("bozo"):
-        raise ArxivAnswerError(f"{where}: not an Atom 1.0 feed (got {parsed.get('version') or 'no feed'})")
+        raise AnswerError(f"{where}: not an Atom 1.0 feed (got {parsed.get('version') or 'no feed'})")
     if len(entries) == 1 and str(entries[0].get("title", "")).strip() == "Error" and \
             "/api/errors" in str(entries[0].get("id", "")):
-        raise ArxivAnswerError(f"{where}: arXiv says: {_flat(entries[0].get('summary', '')) or 'error'}")
+        raise AnswerError(f"{where}: arXiv says: {_flat(entries[0].get('summary', '')) or 'error'}")
     if parsed.get("bozo") and isinstance(parsed.get("bozo_exception"), _sax_errors()):
-        raise ArxivAnswerError(f"{where}: the answer is not complete ({_bozo_reason(parsed)})", complete=False)
-    page = AtomPage(total=_int(feed.get("opensearch_totalresults")), start=_int(feed.get("opensearch_startindex")))
+        raise AnswerError(f"{where}: the answer is not complete ({_bozo_reason(parsed)})", complete=False)
+    page = StreamPage(total=_int(feed.get("opensearch_totalresults")), start=_int(feed.get("opensearch_startindex")))
     for number, entry in enumerate(entries, 1):
-        row, problem = entry_row(entry)
+        try:
+            row, problem = entry_row(entry)
+        except (ValueError, TypeError, OverflowError, AttributeError) as error:  # one odd entry, not the answer
+            row, problem = None, f"{flat(entry.get('id', ''))[:80] or 'no id'}: unreadable ({error})"[:200]
         if row is None:
             page.skipped.append(Skipped(f"{where} entry {number}", problem))
         else:
             page.rows.append(row)
     return page
-
 
 def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
     """One Atom entry → a corpus row keyed by the version-less id (`arxiv:2501.01234`), or (None, why)."""
@@ -97,7 +90,7 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
         "year": published.year,
         "venue": f"arXiv {primary}".strip(),
         "arxiv_id": base,
-        "arxiv_version": version,
+        "version": version,
         "primary_category": primary or None,
         "categories": categories,
         "published": published.isoformat(timespec="seconds"),
@@ -105,24 +98,21 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
         "comment": _flat(entry.get("arxiv_comment", "")) or None,
     }, ""
 
-
-def _flat(value: Any) -> str:
-    """Titles and abstracts break lines mid-sentence; one space between words."""
-    return " ".join(str(value or "").split())
-
+_flat = flat
 
 def _when(parsed: Any) -> datetime | None:
     """feedparser's UTC struct_time → an aware datetime."""
     if not parsed:
         return None
-    return datetime.fromtimestamp(calendar.timegm(parsed), UTC)
-
+    try:
+        return datetime.fromtimestamp(calendar.timegm(parsed), UTC)
+    except (ValueError, OverflowError, OSError):  # beyond a datetime's years: the nearer end
+        return _LAST if parsed.tm_year > 5000 else _FIRST
 
 def _https(url: Any) -> str | None:
     if not isinstance(url, str) or not url.startswith(("http://arxiv.org/", "https://arxiv.org/")):
         return url if isinstance(url, str) and url.startswith("https://") else None
     return "https://" + url.split("://", 1)[1]
-
 
 def _int(value: Any) -> int | None:
     try:
@@ -130,12 +120,10 @@ def _int(value: Any) -> int | None:
     except (TypeError, ValueError):
         return None
 
-
 def _sax_errors() -> tuple[type, ...]:
     from xml.sax import SAXException
 
     return (SAXException,)
-
 
 def _bozo_reason(parsed: Any) -> str:
     error = parsed.get("bozo_exception")

@@ -24,7 +24,7 @@ from typing import Any
 
 from recommender import progress
 from recommender.bounded_http import Limits as HttpLimits
-from recommender.bounded_http import bounded_client, loads, server_name, with_deadline
+from recommender.bounded_http import bounded_client, loads, not_json, server_name, with_deadline
 from recommender.errors import RecommenderError, ServerLimitError
 from recommender.retry import (
     DEADLINE_ENV,
@@ -71,11 +71,13 @@ class FetchSettings:
     show_progress: bool = False
     sleep: Callable[[float], None] = time.sleep
     bounds: HttpLimits | None = None  # bytes, JSON depth, redirects, pages (bounded_http); deadline from above
+    min_wait: float = 0.0  # the service's pause between requests: no retry waits less, whatever Retry-After says
 
     def retry_policy(self) -> RetryPolicy:
         """These settings as the shared retry rule's policy (`retries` counts the tries after the first)."""
         return RetryPolicy(attempts=self.retries + 1, max_wait_s=self.max_wait, first_wait_s=self.backoff,
-                           sleep=self.sleep, deadline_s=self.deadline, jitter=0.25)
+                           sleep=self.sleep, deadline_s=self.deadline, jitter=0.25,
+                           min_wait_s=self.min_wait)
 
 
 @dataclass
@@ -175,7 +177,7 @@ class Http:
                         check: Callable[[bytes], Any] | None) -> Any:
         self._wait_for_rate_limit()
         body = bytearray()
-        with self.client.stream("GET", url, params=params) as response:
+        with self.client.stream("GET", url, params=params, extensions=not_json()) as response:
             self._note_rate_limit(response.headers)
             if check is not None and 400 <= response.status_code not in RETRY_STATUS:
                 check(response.read()[:max_bytes])  # an API that answers errors in its own format says why

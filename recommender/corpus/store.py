@@ -77,14 +77,14 @@ def stored_names() -> list[str]:
 
 
 def resolve_corpus_path(spec: str | Path) -> Path:
-    """A corpus argument → a file: an existing path wins, otherwise a stored corpus name (`arxiv:cs.LG` is
-    stored as `arxiv-cs.lg`)."""
+    """A corpus argument → a file: an existing path wins, otherwise a stored corpus name (a stream's is its
+    adapter's: `arxiv:cs.LG` is stored as `arxiv-cs.lg`)."""
     path = Path(spec)
-    if not path.exists() and str(spec).startswith("arxiv:"):
-        from recommender.corpus.venues import arxiv_spec
+    from recommender.streams import stream_source
 
-        arxiv = arxiv_spec(str(spec))
-        stored = corpora_dir() / f"{arxiv.name}.json"
+    stream = None if path.exists() else stream_source(str(spec))
+    if stream is not None:
+        stored = corpora_dir() / f"{stream.name}.json"
         if stored.is_file():
             return stored
         raise InputError(f"'{spec}' is not fetched yet; fetch it with `zotrec corpus fetch {spec}`")

@@ -1,4 +1,5 @@
-"""The venue table: what `zotrec corpus fetch NAME` fetches (a PMLR volume, OpenReview venue ids).
+"""The venue table: what `zotrec corpus fetch NAME` fetches (a PMLR volume, OpenReview venue ids; a stream
+such as `arxiv:cs.LG` is recommender/corpus/stream.py's).
 
 A named venue (`icml2025`) is one row. Any other PMLR volume (`pmlr:v235`) or public OpenReview
 venue id (`openreview:NeurIPS.cc/2025/Conference`) is fetched the same way by its name. The PMLR
@@ -70,50 +71,16 @@ def resolve_venue(name: str) -> Venue | None:
         slug = re.sub(r"[^a-z0-9.]+", "-", rest.lower()).strip("-")[:64]
         return Venue(name=slug, label=rest.split("/")[0].split(".")[0] + (f" {year}" if year else ""),
                      year=year, venue_ids=(rest,))
-    raise InputError(f"'{name}': unknown source '{kind}:' (use pmlr:vNNN, openreview:VENUE_ID or arxiv:CATEGORY)")
+    from recommender.streams import stream_names
+
+    raise InputError(f"'{name}': unknown source '{kind}:' (use pmlr:vNNN, openreview:VENUE_ID or a stream: "
+                     f"{stream_names()})")
 
 
 def known_names() -> str:
-    return ", ".join([*VENUES, "pmlr:vNNN", "openreview:VENUE_ID", "arxiv:CATEGORY[,CATEGORY…]"])
+    from recommender.streams import stream_names
 
-
-_ARXIV_CATEGORY = re.compile(r"^[a-z][a-z-]{1,15}(\.[A-Za-z][A-Za-z-]{0,7})?$")
-
-
-@dataclass(frozen=True)
-class ArxivSpec:
-    """`arxiv:cs.LG,stat.ML`: the categories (sorted, each once) and the stored corpus they live under."""
-
-    categories: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        """The stored corpus name: `arxiv-cs.lg_stat.ml` (the same whatever order the categories were given)."""
-        joined = "_".join(c.lower() for c in self.categories)
-        if len(joined) > 58:  # a corpus name is a file name of at most 64 characters
-            import hashlib
-
-            joined = hashlib.sha256(joined.encode()).hexdigest()[:16]
-        return f"arxiv-{joined}"
-
-    @property
-    def label(self) -> str:
-        return "arXiv " + ", ".join(self.categories)
-
-
-def arxiv_spec(name: str) -> ArxivSpec | None:
-    """`arxiv:CATEGORY[,CATEGORY…]` → its spec; None for any other name; a malformed category is one line."""
-    kind, colon, rest = str(name).partition(":")
-    if not colon or kind != "arxiv":
-        return None
-    categories = sorted({c.strip() for c in rest.split(",") if c.strip()})
-    bad = [c for c in categories if not _ARXIV_CATEGORY.match(c)]
-    if not categories or bad:
-        raise InputError(f"'{name}': arXiv categories look like arxiv:cs.LG,stat.ML"
-                         + (f" ('{bad[0]}' is not one)" if bad else ""))
-    if len(categories) > 8:
-        raise InputError(f"'{name}': at most 8 arXiv categories in one corpus")
-    return ArxivSpec(tuple(categories))
+    return ", ".join([*VENUES, "pmlr:vNNN", "openreview:VENUE_ID", stream_names()])
 
 
 @lru_cache(maxsize=4)

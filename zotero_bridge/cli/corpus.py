@@ -32,11 +32,11 @@ def corpus_group() -> None:
                    "OpenReview .json answer, or a corpus file. Repeat to merge.")
 @click.option("--force", is_flag=True, help="Replace the stored corpus even if the new one is much smaller.")
 @click.option("--days", type=click.IntRange(1, 90), default=None, metavar="N",
-              help="arxiv: only: keep the papers of the last N days (default 7).")
+              help="Streams (arxiv:…) only: keep the papers of the last N days, counted from today (default 7).")
 @friendly_errors
 def corpus_fetch_command(name, sources, force, days):
-    """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN, openreview:VENUE_ID or
-    arxiv:CATEGORY[,CATEGORY…].
+    """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN, openreview:VENUE_ID, or a
+    stream such as arxiv:CATEGORY[,CATEGORY…].
 
     The PMLR volume BibTeX (titles, authors, abstracts, OpenReview ids; no login) is the corpus.
     OpenReview adds presentation types when it answers: it wants a login, read from
@@ -52,20 +52,21 @@ def corpus_fetch_command(name, sources, force, days):
         zotrec corpus fetch icml2025 --from icml25.bib
         zotrec corpus fetch arxiv:cs.LG,stat.ML --days 7
 
-    An arxiv: corpus is the categories' new and updated papers of the last --days, brought up to date
-    incrementally (only papers not stored yet are added; a new version replaces its paper), 3 s between
-    requests as arXiv asks; --from takes a saved arXiv API answer (Atom) or an API URL.
+    A stream (arxiv:…) is its source's new and updated papers of the last --days, brought up to date
+    incrementally (only papers not stored yet are added; a new version replaces its paper), paused as the
+    service asks (arXiv: 3 s between requests); --from takes a saved answer (arXiv: Atom) or an API URL.
     """
     import os
 
-    from recommender.corpus.venues import arxiv_spec
+    from recommender.corpus.stream import DEFAULT_DAYS
+    from recommender.streams import stream_source
 
-    spec = arxiv_spec(name)
-    if spec is not None:
-        _fetch_arxiv(spec, sources, days)
+    stream = stream_source(name)
+    if stream is not None:
+        fetch_stream_logged(stream, sources, days or DEFAULT_DAYS)
         return
     if days is not None:
-        raise click.UsageError("--days is for arxiv: corpora")
+        raise click.UsageError("--days is for stream corpora (arxiv:…)")
 
     from recommender.corpus.fetch import FetchSettings, OpenReviewLogin, fetch_corpus
 
@@ -90,33 +91,17 @@ def corpus_fetch_command(name, sources, force, days):
                  + (f", {info.added_by_fetch:,} added (not in the bundled list)." if info.added_by_fetch else "."))
 
 
-def _fetch_arxiv(spec, sources, days) -> None:
-    from recommender.corpus.arxiv import DEFAULT_DAYS, fetch_arxiv
+def fetch_stream_logged(stream, sources, days: int):
+    """Fetch one stream corpus, saying what it stored in one line and what it left out in one line each."""
     from recommender.corpus.http import FetchSettings
-    from recommender.words import plural
+    from recommender.corpus.stream import fetch_stream, left_out_lines, summary
 
     show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
-    report = fetch_arxiv(spec, sources, FetchSettings(show_progress=show, page_size=500),
-                         days=days or DEFAULT_DAYS)
-    log.info(arxiv_summary(report, spec.label, days or DEFAULT_DAYS))
-    if report.skipped:
-        first = report.skipped[0]
-        log.warning(f"{plural(len(report.skipped), 'entry', 'entries')} skipped; first: {first.where}: {first.reason}")
-
-
-def arxiv_summary(report, label: str, days: int) -> str:
-    """One line: what an arXiv fetch added, replaced and dropped, or that nothing was new."""
-    from recommender.words import plural
-
-    cost = f"({plural(report.stats.requests, 'request')}, {report.seconds:.1f} s)"
-    if not report.changed:
-        return f"Nothing new in {label}: {plural(report.papers, 'paper')} of the last {days} days stored {cost}."
-    parts = [f"{len(report.new):,} new", f"{plural(len(report.updated), 'new version')}"]
-    if report.cross_listed:
-        parts.append(f"{report.cross_listed:,} cross-listed (kept once)")
-    if report.expired:
-        parts.append(f"{report.expired:,} older than {days} days dropped")
-    return f"Saved {plural(report.papers, 'paper')} of {label} to {report.path}: {', '.join(parts)} {cost}."
+    report = fetch_stream(stream, sources, FetchSettings(show_progress=show, page_size=stream.page_size), days=days)
+    log.info(summary(report))
+    for line in left_out_lines(report):
+        log.warning(line[:1].upper() + line[1:] + ".")
+    return report
 
 
 @corpus_group.command("list")
@@ -174,12 +159,11 @@ def corpus_remove_command(name):
     """
     from recommender.corpus.default import DEFAULT_NAME
     from recommender.corpus.store import remove_stored
+    from recommender.streams import stream_source
     from zotero_bridge.render.words import plural
 
-    from recommender.corpus.venues import arxiv_spec
-
-    spec = arxiv_spec(name)
-    removed = remove_stored(spec.name if spec else name)
+    stream = stream_source(name)
+    removed = remove_stored(stream.name if stream else name)
     back = "; without --corpus zotrec ranks the bundled ICML 2025 list alone again" if name == DEFAULT_NAME else ""
     log.info(f"Removed the stored corpus '{name}' ({plural(len(removed.papers), 'paper')}, fetched "
              f"{removed.header.get('fetched_at', '?')}){back}.")

@@ -83,20 +83,17 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
 
 
 def _fetch(corpora, sources, days) -> dict:
-    from recommender.corpus.arxiv import fetch_arxiv
-    from recommender.corpus.http import FetchSettings
-    from recommender.corpus.venues import arxiv_spec
-    from zotero_bridge.cli.corpus import arxiv_summary
+    """Each stream corpus brought up to date (zotero_bridge/cli/corpus.py's fetch); a stored corpus as it is."""
+    from recommender.streams import stream_source
+    from zotero_bridge.cli.corpus import fetch_stream_logged
 
-    show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
     counts = {}
     for name in corpora:
-        spec = arxiv_spec(name)
-        if spec is None:
+        stream = stream_source(name)
+        if stream is None:
             continue
-        report = fetch_arxiv(spec, sources, FetchSettings(show_progress=show, page_size=500), days=days)
-        log.info(arxiv_summary(report, spec.label, days))
-        counts[spec.name] = {"new": len(report.new), "updated": len(report.updated), "papers": report.papers}
+        report = fetch_stream_logged(stream, sources, days)
+        counts[stream.name] = {"new": len(report.new), "updated": len(report.updated), "papers": report.papers}
     return counts
 
 

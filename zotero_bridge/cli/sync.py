@@ -102,12 +102,12 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
 
 
 def default_collection_name(corpus_paths) -> str:
-    """'Recommended · arXiv cs.LG' for an arXiv corpus, else 'Recommended · ICML 2025'."""
-    from recommender.corpus.venues import arxiv_spec
+    """'Recommended · arXiv cs.LG' for stream corpora, else 'Recommended · ICML 2025'."""
+    from recommender.streams import stream_source
 
-    specs = [spec for spec in map(arxiv_spec, corpus_paths) if spec is not None]
-    if specs and len(specs) == len(corpus_paths):
-        return "Recommended · " + " · ".join(spec.label for spec in specs)
+    streams = [stream for stream in map(stream_source, corpus_paths) if stream is not None]
+    if streams and len(streams) == len(corpus_paths):
+        return "Recommended · " + " · ".join(stream.label for stream in streams)
     return DEFAULT_COLLECTION_NAME
 
 

@@ -15,19 +15,21 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from recommender.streams import is_stream_id
 from zotero_bridge.errors import BridgeError
+from zotero_bridge.sources.feeds import FEED_ID_PREFIX
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
     library TEXT NOT NULL, corpus_id TEXT NOT NULL, first_day TEXT NOT NULL, via TEXT NOT NULL,
     PRIMARY KEY (library, corpus_id));
 """
-DAILY_PREFIXES = ("arxiv:", "zotero-feed:")  # arXiv; the feeds followed in Zotero (sources/feeds.py)
 
 
 def is_daily(corpus_id: str) -> bool:
-    """A paper of a daily corpus (shown once), as opposed to a conference's fixed list."""
-    return corpus_id.startswith(DAILY_PREFIXES)
+    """A paper of a daily corpus (shown once: a stream's, recommender/corpus/stream.py, or an item of the
+    feeds followed in Zotero, zotero_bridge/sources/feeds.py), as opposed to a conference's fixed list."""
+    return is_stream_id(corpus_id) or corpus_id.startswith(FEED_ID_PREFIX)
 
 
 def library_key(specs: Sequence[str], options=None) -> str:

@@ -79,10 +79,13 @@ def test_preprint_servers_by_subject_and_never_as_journals():
 def test_auto_follows_the_top_suggestions_of_the_kinds_it_can_fetch():
     found = [SourceSuggestion("openalex:issn:1", "J", 9, "journal"), SourceSuggestion("arxiv:cs.LG", "a", 5, "arxiv"),
              SourceSuggestion("arxiv:stat.ML", "b", 2, "arxiv"), SourceSuggestion("arxiv:cs.CL", "c", 1, "arxiv")]
-    assert auto_corpora(found, ["arxiv"], top=2) == ["arxiv:cs.LG,stat.ML"]
-    assert auto_corpora(found, ["arxiv", "journal"], top=2) == ["openalex:issn:1", "arxiv:cs.LG"]
-    assert auto_corpora(found, ["arxiv", "journal"], top=3) == ["openalex:issn:1", "arxiv:cs.LG,stat.ML"]
-    assert auto_corpora(found, ["biorxiv"]) == []
+    def only(*prefixes):
+        return lambda option: option.startswith(prefixes)
+
+    assert auto_corpora(found, only("arxiv:"), top=2) == ["arxiv:cs.LG,stat.ML"]
+    assert auto_corpora(found, only("arxiv:", "openalex:"), top=2) == ["openalex:issn:1", "arxiv:cs.LG"]
+    assert auto_corpora(found, only("arxiv:", "openalex:"), top=3) == ["openalex:issn:1", "arxiv:cs.LG,stat.ML"]
+    assert auto_corpora(found, only("biorxiv:")) == []
 
 
 def library(path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from recommender.items import LibraryItem
@@ -79,11 +79,11 @@ def suggest_sources(items: Iterable[LibraryItem]) -> list[SourceSuggestion]:
     return sorted(found, key=lambda s: (-s.count, s.label.casefold(), s.option))
 
 
-def auto_corpora(suggestions: Sequence[SourceSuggestion], kinds: Iterable[str], top: int = 3) -> list[str]:
-    """The options `daily --corpus auto` follows: the `top` suggestions of the kinds the caller can fetch, the
-    arXiv categories among them as one corpus (`arxiv:cs.CV,eess.IV`: one listing, each paper once)."""
-    allowed = set(kinds)
-    chosen = [s for s in suggestions if s.kind in allowed and s.option][:top]
+def auto_corpora(suggestions: Sequence[SourceSuggestion], can_follow: Callable[[str], bool],
+                 top: int = 3) -> list[str]:
+    """The options `daily --corpus auto` follows: the `top` suggestions whose option `can_follow` (a source
+    with an adapter), the arXiv categories among them as one corpus (`arxiv:cs.CV,eess.IV`: each paper once)."""
+    chosen = [s for s in suggestions if s.option and can_follow(s.option)][:top]
     categories = [s.option.removeprefix("arxiv:") for s in chosen if s.kind == "arxiv"]
     options = []
     for suggestion in chosen:

@@ -13,8 +13,6 @@ import click
 from zotero_bridge.cli.common import friendly_errors, read_sources, source_options, source_settings
 
 AUTO = "auto"
-# What `daily --corpus auto` can follow today: kinds with a fetching adapter (stream sources add theirs).
-AUTO_KINDS = ("arxiv",)
 
 
 @click.command("sources")
@@ -78,9 +76,13 @@ def with_auto_corpora(corpora: Sequence[str], libraries: Sequence[str], settings
     import logging
 
     from recommender.corpus.suggest import auto_corpora, suggest_sources
+    from recommender.streams import STREAMS
     from zotero_bridge.errors import SourceError
 
-    chosen = auto_corpora(suggest_sources(read_sources(libraries, settings).items), AUTO_KINDS, top)
+    def can_follow(option: str) -> bool:  # a stream with an adapter (recommender/streams.py)
+        return option.partition(":")[0] in STREAMS
+
+    chosen = auto_corpora(suggest_sources(read_sources(libraries, settings).items), can_follow, top)
     if not chosen:
         raise SourceError("--corpus auto: the library names no source daily can follow yet (see `zotrec sources "
                           "--library …`); give one with --corpus")

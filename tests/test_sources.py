@@ -160,3 +160,22 @@ def test_daily_corpus_auto_follows_the_library_s_arxiv_categories(tmp_path):
         assert (tmp_path / "day.xml").read_text(encoding="utf-8").count("<entry>") == 3
     finally:
         fake.stop()
+
+
+def test_export_files_keep_the_journal_and_issn_sources_needs(tmp_path):
+    from zotero_bridge.sources.files import read_library_file
+    from zotero_bridge.sources.zotero_json import item_from_zotero_json
+
+    bib = tmp_path / "lib.bib"
+    bib.write_text("@article{a, title={Chest CT}, journal={Radiology}, issn={0033-8419}}\n", encoding="utf-8")
+    ris = tmp_path / "lib.ris"
+    ris.write_text("TY  - JOUR\nTI  - Chest CT\nJO  - Radiology\nSN  - 0033-8419\nER  - \n", encoding="utf-8")
+    csl = tmp_path / "lib.json"
+    csl.write_text(json.dumps([{"id": "c", "type": "article-journal", "title": "Chest CT",
+                                "container-title": "Radiology", "ISSN": "0033-8419"}]), encoding="utf-8")
+    for path in (bib, ris, csl):
+        [found], _ = read_library_file(path)
+        assert (found.publication, found.issn) == ("Radiology", "0033-8419"), path.suffix
+    web = item_from_zotero_json({"key": "K", "itemType": "conferencePaper", "title": "T",
+                                 "proceedingsTitle": "Proceedings of MICCAI", "ISSN": "0302-9743"}, where="api")
+    assert (web.publication, web.issn) == ("Proceedings of MICCAI", "0302-9743")

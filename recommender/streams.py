@@ -12,6 +12,11 @@ from typing import Any
 
 STREAMS: dict[str, str] = {  # prefix → "module:class" of its adapter
     "arxiv": "recommender.corpus.arxiv:ArxivStream",
+    "feed": "recommender.corpus.feed:FeedStream",
+    "biorxiv": "recommender.corpus.biorxiv:PreprintStream",
+    "medrxiv": "recommender.corpus.biorxiv:PreprintStream",
+    "pubmed": "recommender.corpus.pubmed:PubmedStream",
+    "openalex": "recommender.corpus.openalex:OpenAlexStream",
 }
 
 

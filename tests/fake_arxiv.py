@@ -7,7 +7,10 @@ this version's; `<arxiv:primary_category>` and a `<category>` per class, the abs
 `search_query` of `cat:` terms joined by OR, `sortBy`, `sortOrder`, `start`, `max_results` (over 30,000, or
 not an integer: HTTP 400 with the error feed, one entry titled "Error"). A cross-listed paper is one entry.
 Quirks and refusals can be injected: a 503 with Retry-After, an empty page inside the result set (a known
-quirk of the live API), a body cut short, and entries that appear between two pages (the set shifts).
+quirk of the live API), a body cut short, and entries that appear between two pages (the set shifts). Hostile
+modes: a redirect to another host (`("moved", URL)`), and a lying result set (`lying`: totalResults 10⁹, one
+new entry a page, each a minute older; past `lying` requests it answers an error, so a client without a page
+guard fails quickly instead of paging for hours).
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ class FakeArxiv:
     faults: dict[int, tuple] = field(default_factory=dict)  # request number (1-based) → ("503", retry_after)
     #                                          | ("empty",) | ("cut",) | ("html",) | ("error", message)
     late: list[Version] = field(default_factory=list)  # shown from the second page on
+    lying: int = 0  # > 0: the lying result set, for at most this many requests
+    slice: int = 2000  # the most entries one page holds (arXiv's: 2,000)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, *versions: Version) -> None:
@@ -90,6 +95,10 @@ class FakeArxiv:
             if len(self.requests) > 1 and self.late:
                 self.add(*self.late)
                 self.late = []
+        if self.lying:
+            return self._lie(params)
+        if fault and fault[0] == "moved":
+            return 302, {"Location": fault[1], "Content-Type": "text/plain"}, b"Moved"
         if fault and fault[0] == "503":
             return 503, {"Retry-After": str(fault[1]), "Content-Type": "text/plain"}, b"Service Unavailable"
         if fault and fault[0] == "error":
@@ -109,11 +118,20 @@ class FakeArxiv:
         key = {"lastUpdatedDate": lambda p: p.updated, "submittedDate": lambda p: p.published}.get(
             params.get("sortBy", "relevance"), lambda p: p.base)
         matching.sort(key=lambda p: (key(p), p.base), reverse=params.get("sortOrder", "descending") == "descending")
-        page = [] if fault and fault[0] == "empty" else matching[start:start + min(size, 2000)]
+        page = [] if fault and fault[0] == "empty" else matching[start:start + min(size, self.slice)]
         body = self._feed(params, len(matching), start, len(page), "".join(map(_entry, page))).encode()
         if fault and fault[0] == "cut":
             body = body[: len(body) // 2]
         return 200, {"Content-Type": "application/atom+xml; charset=utf-8"}, body
+
+    def _lie(self, params: dict) -> tuple[int, dict[str, str], bytes]:
+        number = len(self.requests)
+        if number > self.lying:
+            return self._error("the double stops lying here: the client has no page guard", params)
+        when = datetime.now(UTC) - timedelta(minutes=number)
+        one = Version(f"2501.{number:05d}", f"Lying paper {number}", "An abstract.", ("cs.LG",), when, when)
+        start = int(params.get("start", "0"))
+        return 200, {"Content-Type": "application/atom+xml"}, self._feed(params, 10**9, start, 1, _entry(one)).encode()
 
     def _matching(self, query: str) -> list[Version]:
         wanted = {term.strip().removeprefix("cat:") for term in query.split(" OR ") if term.strip()}

@@ -103,6 +103,13 @@ class StreamSource(ABC):
         """Whether a row is listed under more than one of this corpus's subjects (kept once, counted)."""
         return False
 
+    def resume(self, header: dict[str, Any] | None) -> None:
+        """What the stored corpus's header says of the last fetch (a feed's validators); nothing by default."""
+
+    def renewed(self) -> bool:
+        """Whether this fetch learnt what the header must keep though no row changed (a feed's validators)."""
+        return False
+
     def provenance(self) -> dict[str, Any]:
         """What the stored corpus's header records of this stream (its categories, query, feed URL…)."""
         return {}
@@ -158,6 +165,16 @@ class Lister:
         page = self.http.get_bytes(url, params, check=lambda body: _parsed(self.source, body, where.strip()))
         return self._counted(checked_page(page, self.now, self.report.notes))
 
+    def get_if_changed(self, url: str, validators: dict[str, str]) -> tuple[StreamPage | None, dict[str, str]]:
+        """A conditional GET of one answer (a feed, with its stored ETag/Last-Modified): (None, validators) when
+        the server answers 304, else the page, checked like `get`'s, and the answer's own validators."""
+        self._before()
+        page, got = self.http.get_if_changed(url, validators, check=lambda body: _parsed(self.source, body, url))
+        if page is None:
+            self.report.pages += 1
+            return None, got
+        return self._counted(checked_page(page, self.now, self.report.notes)), got
+
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """A JSON answer (a search that precedes the pages), paused and counted like a page."""
         self._before()
@@ -207,6 +224,7 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     report = StreamReport(path=stored_path(source.name), label=source.label, days=days,
                           window_start=now - timedelta(days=days))
     stored, header = _stored_rows(source, now, report)
+    source.resume(header)
     urls = [s for s in sources if s.startswith(("http://", "https://"))] or ([] if sources else [source.api])
     files = [s for s in sources if not s.startswith(("http://", "https://"))]
     pages = [checked_page(_file_page(source, path), now, report.notes) for path in files]
@@ -224,7 +242,7 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     merge(stored, rows, report.window_start, source.wanted, report)
     report.papers = len(stored)
     report.seconds = time.perf_counter() - started
-    if report.changed:
+    if report.changed or source.renewed():
         _save(source, stored, report, urls + files)
     elif header is None:
         raise FetchError(f"{source.service} gave no papers in {source.label} for the last {days} days"

@@ -65,10 +65,16 @@ def upgrade(row: dict[str, Any]) -> dict[str, Any]:
 def trusted(when: datetime, now: datetime) -> tuple[datetime, str]:
     """`when` kept inside [1991, now + a day]: (the date to use, why it was clamped or "")."""
     if when > now + FUTURE_SLACK:
-        return now, f"dated {when.date().isoformat()}, in the future; counted as today"
+        return now, f"dated {_day(when)}, in the future; counted as today"
     if when < EARLIEST:
-        return EARLIEST, f"dated {when.date().isoformat()}, before 1991; counted as 1991-01-01"
+        return EARLIEST, f"dated {_day(when)}, before 1991; counted as 1991-01-01"
     return when, ""
+
+
+def _day(when: datetime) -> str:
+    """A date as said in a warning; a parser's stand-in for a year a datetime cannot hold says so."""
+    return "after the year 9999" if when.year == 9999 else "before the year 1" if when.year == 1 else \
+        when.date().isoformat()
 
 
 def checked_row(row: dict[str, Any], now: datetime, notes: RowNotes) -> dict[str, Any]:

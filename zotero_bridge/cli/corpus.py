@@ -36,7 +36,8 @@ def corpus_group() -> None:
 @friendly_errors
 def corpus_fetch_command(name, sources, force, days):
     """Download a venue's papers and store them under NAME: icml2025, pmlr:vNNN, openreview:VENUE_ID, or a
-    stream such as arxiv:CATEGORY[,CATEGORY…].
+    stream: arxiv:CATEGORY[,CATEGORY…], feed:URL, biorxiv:SUBJECT, medrxiv:SUBJECT, pubmed:QUERY or
+    openalex:FILTER (docs/streams.md).
 
     The PMLR volume BibTeX (titles, authors, abstracts, OpenReview ids; no login) is the corpus.
     OpenReview adds presentation types when it answers: it wants a login, read from
@@ -51,6 +52,7 @@ def corpus_fetch_command(name, sources, force, days):
         zotrec corpus fetch openreview:NeurIPS.cc/2025/Conference
         zotrec corpus fetch icml2025 --from icml25.bib
         zotrec corpus fetch arxiv:cs.LG,stat.ML --days 7
+        zotrec corpus fetch medrxiv:radiology
 
     A stream (arxiv:…) is its source's new and updated papers of the last --days, brought up to date
     incrementally (only papers not stored yet are added; a new version replaces its paper), paused as the
@@ -96,6 +98,10 @@ def fetch_stream_logged(stream, sources, days: int):
     from recommender.corpus.http import FetchSettings
     from recommender.corpus.stream import fetch_stream, left_out_lines, summary
 
+    if hasattr(stream, "use_key"):  # OpenAlex, PubMed: the key from the environment, config or keyring
+        from zotero_bridge.zotero_api.service_keys import service_key
+
+        stream.use_key(*service_key(stream.prefix))
     show = sys.stderr.isatty() and logging.getLogger().level < logging.ERROR
     report = fetch_stream(stream, sources, FetchSettings(show_progress=show, page_size=stream.page_size), days=days)
     log.info(summary(report))

@@ -150,7 +150,12 @@ def test_daily_corpus_auto_follows_the_library_s_arxiv_categories(tmp_path):
         fake.add(*[paper(n, now - timedelta(hours=2 + n % 10), categories=("cs.CV",),
                          title=f"Chest image segmentation study {n}", abstract=f"Segmentation of chest images, {n}.")
                    for n in range(11, 16)])
-        database = library(tmp_path / "zotero.sqlite")
+        db = ZoteroDatabase(tmp_path / "zotero.sqlite", seed=39)  # an arXiv reader: only arXiv items
+        for number, category in enumerate(["cs.CV", "cs.CV", "eess.IV"]):
+            db.add_item("preprint", {"title": f"Segmentation preprint {number}", "repository": "arXiv",
+                                     "extra": f"arXiv:2501.0000{number} [{category}]"})
+        db.close()
+        database = tmp_path / "zotero.sqlite"
         result = CliRunner().invoke(cli, ["daily", "--library", str(database), "--corpus", "auto", "--from", url,
                                           "--features", "tfidf", "-n", "3", "--atom", str(tmp_path / "day.xml")])
         assert result.exit_code == 0, result.output

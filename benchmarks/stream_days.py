@@ -5,9 +5,11 @@ then a day with nothing new. Targets: the 500-paper day ≤ 60 s CPU, the empty 
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/stream_days.py [--sources arxiv zotero-feeds]
         [--papers 500] [--items 1000] [--json OUT]
 
-Sources: `arxiv` (tests/fake_arxiv.py over real HTTP, arXiv's pause kept) and `zotero-feeds` (the unread items
-of the feeds a zotero.sqlite follows, built from Zotero's real schema by tests/zotero_db.py; the library is the
-same database's 1,000 items). Day 0 is the first run (the library is embedded too), day 1 brings `--papers` new
+Sources: `arxiv` (tests/fake_arxiv.py over real HTTP), `feed` (a journal's RSS 1.0 feed, tests/fake_feed.py:
+one 304 on a day with nothing new), `medrxiv`, `pubmed`, `openalex` (tests/fake_biorxiv.py, fake_pubmed.py,
+fake_openalex.py), each service's own pause kept, and `zotero-feeds` (the unread items of the feeds a
+zotero.sqlite follows, built from Zotero's real schema by tests/zotero_db.py; the library is the same
+database's 1,000 items). Day 0 is the first run (the library is embedded too), day 1 brings `--papers` new
 ones, day 2 none; between days the daily state and the seen memory move one day back (benchmarks/arxiv_day.py).
 Texts are real CiteULike-a titles; a paper's abstract is eight other titles in a row (~100 words).
 """
@@ -89,14 +91,121 @@ class ZoteroFeedDays:
         pass
 
 
-SOURCES = {source.name: source for source in (ArxivDays, ZoteroFeedDays)}
+class WebDays:
+    """A web stream's double (tests/fake_*.py, h-web) on 127.0.0.1, its base URL handed over in the environment;
+    the library the same JSON Lines file as arXiv's."""
+
+    name, option, api_env = "", "", ""
+
+    def __init__(self, work: Path, items: int, titles: list[str]) -> None:
+        self.titles, self.fake = titles, self.make()
+        self.url = self.fake.start()
+        self.library = write_library(work / "library.jsonl", items, titles)
+
+    def argv(self) -> list[str]:
+        return ["--library", str(self.library), "--corpus", self.option]
+
+    def env(self) -> dict[str, str]:
+        return {self.api_env: self.url} if self.api_env else {}
+
+    def texts(self, day: int, count: int, when: datetime):
+        for paper in day_papers(self.titles, day, count, when):
+            yield paper.base, paper.title, paper.abstract, paper.published
+
+    def requests(self) -> int:
+        return len(self.fake.requests)
+
+    def stop(self) -> None:
+        self.fake.stop()
+
+
+class FeedDays(WebDays):
+    name = "feed"
+
+    def make(self):
+        from tests.fake_feed import FakeFeed
+
+        return FakeFeed()
+
+    def argv(self) -> list[str]:
+        return ["--library", str(self.library), "--corpus", f"feed:{self.url}"]
+
+    def add_day(self, day: int, count: int, when: datetime) -> None:
+        from tests.fake_feed import Item
+
+        if count:
+            self.fake.publish(*[Item(f"10.1038/s41591-{base}", title, stamp, abstract=abstract)
+                                for base, title, abstract, stamp in self.texts(day, count, when)], when=when)
+
+
+class MedrxivDays(WebDays):
+    name, option, api_env = "medrxiv", "medrxiv:radiology", "ZOTREC_BIORXIV_API"
+
+    def make(self):
+        from tests.fake_biorxiv import FakeBiorxiv
+
+        return FakeBiorxiv()
+
+    def add_day(self, day: int, count: int, when: datetime) -> None:
+        from tests.fake_biorxiv import Preprint
+
+        self.fake.preprints += [Preprint(f"10.1101/{stamp:%Y.%m.%d}.{base.replace('.', '')}", title, stamp.date(),
+                                         abstract=abstract) for base, title, abstract, stamp in
+                                self.texts(day, count, when)]
+
+
+class PubmedDays(WebDays):
+    name, option, api_env = "pubmed", "pubmed:imaging", "ZOTREC_PUBMED_API"
+
+    def make(self):
+        from tests.fake_pubmed import FakePubmed
+
+        return FakePubmed()
+
+    def add_day(self, day: int, count: int, when: datetime) -> None:
+        from tests.fake_pubmed import Record
+
+        self.fake.records += [Record(str(40_000_000 + day * count + n), title, stamp.date(),
+                                     sections=(("BACKGROUND", "Imaging. " + abstract),))
+                              for n, (_, title, abstract, stamp) in enumerate(self.texts(day, count, when))]
+
+
+class OpenAlexDays(WebDays):
+    name, option, api_env = "openalex", "openalex:topic:T10017", "ZOTREC_OPENALEX_API"
+
+    def make(self):
+        from tests.fake_openalex import FakeOpenAlex
+
+        return FakeOpenAlex()
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "OPENALEX_API_KEY": "benchmark-key"}
+
+    def add_day(self, day: int, count: int, when: datetime) -> None:
+        from tests.fake_openalex import Work
+
+        self.fake.works += [Work(4_400_000_000 + day * count + n, title, stamp.date(), abstract=abstract)
+                            for n, (_, title, abstract, stamp) in enumerate(self.texts(day, count, when))]
+
+
+SOURCES = {source.name: source
+           for source in (ArxivDays, ZoteroFeedDays, FeedDays, MedrxivDays, PubmedDays, OpenAlexDays)}
+
+
+def candidates(data: Path, cache: Path) -> int:
+    """Papers the day ranked from: the stored stream corpus, or the unread feed items zotrec wrote."""
+    from recommender.corpus.store import read_stored
+
+    stored = sum(len(read_stored(path).papers) for path in (data / "corpora").glob("*.json"))
+    return stored + sum(len(path.read_text(encoding="utf-8").splitlines())
+                        for path in (cache / "feeds").glob("*.jsonl"))
 
 
 def run_source(source_class, papers: int, items: int, titles: list[str]) -> list[dict]:
     work = Path(tempfile.mkdtemp(prefix=f"zotrec-{source_class.name}-days-"))
     data, cache = work / "data", work / "cache"
-    env = {**environment(cache), "ZOTREC_DATA_DIR": str(data), "ZOTREC_ARXIV_PAUSE_S": "3"}
     source = source_class(work, items, titles)
+    env = {**environment(cache), "ZOTREC_DATA_DIR": str(data), **getattr(source, "env", dict)()}
     now = datetime.now(UTC)
     rows = []
     try:
@@ -110,7 +219,8 @@ def run_source(source_class, papers: int, items: int, titles: list[str]) -> list
             row = measure(f"{source.name} {label}", argv, 1, env=env)
             rows.append({"source": source.name, "run": label, "wall_s": round(row.median_s, 2),
                          "cpu_s": round(row.median_cpu_s, 2), "peak_mb": round(row.peak),
-                         "requests": source.requests() - before})
+                         "requests": source.requests() - before, "candidates": candidates(data, cache),
+                         "delivered": (work / "day.xml").read_text(encoding="utf-8").count("<entry>")})
     finally:
         source.stop()
     return rows
@@ -126,10 +236,11 @@ def main() -> None:
     titles = read_titles()
     rows = [row for name in args.sources for row in run_source(SOURCES[name], args.papers, args.items, titles)]
     print(f"\n{load_text()}; {args.items}-item library, {args.papers} papers a day, dense features")
-    print("| source | run | wall s | CPU s | peak RSS MB | requests |\n|---|---|---|---|---|---|")
+    print("| source | run | wall s | CPU s | peak RSS MB | requests | candidates | delivered |\n"
+          "|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(f"| {row['source']} | {row['run']} | {row['wall_s']} | {row['cpu_s']} | {row['peak_mb']} | "
-              f"{row['requests']} |")
+              f"{row['requests']} | {row['candidates']} | {row['delivered']} |")
     if args.json:
         args.json.write_text(json.dumps({"load": load_text(), "rows": rows}, indent=2) + "\n", encoding="utf-8")
 

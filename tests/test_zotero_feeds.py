@@ -140,3 +140,26 @@ def test_the_feed_corpus_file_is_rewritten_only_when_it_changes(tmp_path):
         db.execute("UPDATE feedItems SET readTime = '2026-12-02 10:00:00' WHERE guid = 'prl-0'")
     assert feed_corpus_file("zotero:feeds", [str(database)]) == path
     assert "prl-0" not in path.read_text(encoding="utf-8")
+
+
+def test_sync_names_its_collection_after_the_feeds():
+    from zotero_bridge.cli.sync import default_collection_name
+
+    assert default_collection_name(["zotero:feeds"]) == "Recommended · Zotero feeds"
+    assert default_collection_name(["zotero:feeds:Nature", "arxiv:cs.LG"]) == (
+        "Recommended · Zotero feed Nature · arXiv cs.LG")
+    assert default_collection_name(["zotero:feeds", "icml2025"]) == "Recommended · ICML 2025"
+
+
+def test_sources_and_auto_put_the_followed_feeds_first(tmp_path):
+    database = build(tmp_path / "zotero.sqlite")
+    result = run("sources", "--library", str(database))
+    assert result.exit_code == 0, result.output
+    first, second = result.stdout.splitlines()[1:3]
+    assert " ".join(first.split()) == "--corpus zotero:feeds # the 2 feeds you follow in Zotero, unread: 6 items"
+    assert second.startswith("# Marine Ecology Progress Series (no ISSN in the library): 5 items")
+    result = run("daily", "--library", str(database), "--corpus", "auto", "--features", "tfidf",
+                 "--atom", str(tmp_path / "day.xml"))
+    assert result.exit_code == 0, result.output
+    assert "--corpus auto: zotero:feeds (from what the library reads)" in result.output
+    assert (tmp_path / "day.xml").read_text(encoding="utf-8").count("<entry>") == 6

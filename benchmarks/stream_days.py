@@ -91,6 +91,10 @@ class ZoteroFeedDays:
         pass
 
 
+def _printable(text: str) -> str:
+    return "".join(ch for ch in text if ch >= " " or ch in "\t\n")
+
+
 class WebDays:
     """A web stream's double (tests/fake_*.py, h-web) on 127.0.0.1, its base URL handed over in the environment;
     the library the same JSON Lines file as arXiv's."""
@@ -109,8 +113,10 @@ class WebDays:
         return {self.api_env: self.url} if self.api_env else {}
 
     def texts(self, day: int, count: int, when: datetime):
+        """The day's (id, title, abstract, date); control characters (one CiteULike title has a \\x03) dropped,
+        as no real service's XML or JSON carries them."""
         for paper in day_papers(self.titles, day, count, when):
-            yield paper.base, paper.title, paper.abstract, paper.published
+            yield paper.base, _printable(paper.title), _printable(paper.abstract), paper.published
 
     def requests(self) -> int:
         return len(self.fake.requests)
@@ -234,7 +240,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     titles = read_titles()
-    rows = [row for name in args.sources for row in run_source(SOURCES[name], args.papers, args.items, titles)]
+    rows = []
+    for name in args.sources:
+        try:
+            rows += run_source(SOURCES[name], args.papers, args.items, titles)
+        except RuntimeError as error:  # one source's failure is a row, not the end of the others
+            print(f"{name}: {error}", file=sys.stderr, flush=True)
+            rows.append({"source": name, "run": f"failed: {str(error)[-200:]}", "wall_s": "", "cpu_s": "",
+                         "peak_mb": "", "requests": "", "candidates": "", "delivered": ""})
     print(f"\n{load_text()}; {args.items}-item library, {args.papers} papers a day, dense features")
     print("| source | run | wall s | CPU s | peak RSS MB | requests | candidates | delivered |\n"
           "|---|---|---|---|---|---|---|---|")

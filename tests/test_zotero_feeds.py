@@ -163,3 +163,25 @@ def test_sources_and_auto_put_the_followed_feeds_first(tmp_path):
     assert result.exit_code == 0, result.output
     assert "--corpus auto: zotero:feeds (from what the library reads)" in result.output
     assert (tmp_path / "day.xml").read_text(encoding="utf-8").count("<entry>") == 6
+
+
+@pytest.mark.parametrize("userdata", [123, 125, 129])  # Zotero 7–8, 9, 10
+def test_every_schema_zotrec_reads_gives_the_same_feed_papers(tmp_path, userdata):
+    from zotero_bridge.sources.feeds import feed_papers
+    from zotero_bridge.sources.sqlite import read_sqlite_feeds
+
+    db = ZoteroDatabase(tmp_path / "zotero.sqlite", userdata=userdata, seed=userdata)
+    feed = db.add_feed("Ecology Letters", "https://onlinelibrary.wiley.com/feed/14610248/most-recent")
+    db.add_feed_item(feed, "https://doi.org/10.1111/ele.70001", {
+        "title": "Warming shifts <i>Daphnia</i> phenology", "abstractNote": "Lakes warm earlier.",
+        "DOI": "10.1111/ele.70001", "date": multipart_date("2026-11-28", "2026-11-28"),
+        "publicationTitle": "Ecology Letters", "extra": ""}, creators=[("Kim", "Lee"), ("Ecology Consortium",)])
+    db.add_feed_item(feed, "read-one", {"title": "An old one"}, read="2026-11-29 10:00:00")
+    db.close()
+    found = feed_papers(read_sqlite_feeds(str(tmp_path / "zotero.sqlite")))
+    assert found.read == 1 and found.feeds == ["Ecology Letters"]
+    [paper] = found.papers
+    assert (paper.id, paper.title, paper.doi, paper.year, paper.venue, paper.authors) == (
+        "zotero-feed:https://doi.org/10.1111/ele.70001", "Warming shifts Daphnia phenology", "10.1111/ele.70001",
+        2026, "Ecology Letters", ("Kim Lee", "Ecology Consortium"))
+    assert paper.metadata["feed"] == "Ecology Letters" and paper.metadata["published"] == "2026-11-28"

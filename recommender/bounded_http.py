@@ -4,7 +4,9 @@ decoders, gzip/deflate, br and zstd when installed, and on the wire), at the dea
 streams, after a few redirects (http and https only), and whose JSON may nest only so deep; and the guard
 every paged listing pages under. A limit hit is one `ServerLimitError` line naming the server and the
 limit, never retried: the server would send the same again. pyzotero reads through this client too (it
-takes a client), so no answer escapes it.
+takes a client), so no answer escapes it. A redirect to another site is followed only for a request that
+carries no key, token, login or cookie, and never for a stream (`Limits.same_site`): such an answer is bounded
+like any other and read as untrusted data, so another site can send only what the asked one could have sent.
 """
 
 from __future__ import annotations
@@ -87,9 +89,10 @@ def bound(response: Any, limits: Limits) -> None:
             raise ServerLimitError(f"{server} redirected to a {target.scheme or 'relative'}: address; zotrec "
                                    "follows http and https only", server=server, limit="redirects")
         origin = request.extensions.setdefault(_ORIGIN, request.url.host)
-        if limits.same_site and not same_site(origin, target.host):
+        if not same_site(origin, target.host) and (limits.same_site or _carries_credentials(request)):
+            why = "within that site only" if limits.same_site else "that carry a key or a login within its site only"
             raise ServerLimitError(f"{server} redirected to {target.host or 'no host'}, another site than the "
-                                   f"{origin} asked; zotrec follows redirects within that site only",
+                                   f"{origin} asked; zotrec follows requests {why}",
                                    server=server, limit="redirects")
         hops = request.extensions.get(_HOPS, 0) + 1
         if hops > limits.redirects:
@@ -253,6 +256,12 @@ def same_site(asked: str, target: str) -> bool:
         return False
     parent = ".".join(labels[1:]) if len(labels) > 2 else asked
     return target == parent or target.endswith("." + parent)
+
+
+def _carries_credentials(request: Any) -> bool:
+    """A request with a key, token, login or cookie in its headers (Zotero-API-Key, Authorization, …)."""
+    return any(name in ("authorization", "cookie", "proxy-authorization") or "key" in name or "token" in name
+               for name in (header.lower() for header in request.headers.keys()))
 
 
 def not_json() -> dict[str, Any]:

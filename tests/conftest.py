@@ -104,6 +104,17 @@ def zotero_server(monkeypatch):
 
 
 @pytest.fixture
+def arxiv():
+    """The arXiv double (tests/fake_arxiv.py) on 127.0.0.1 for one test; its `url` is the API to ask."""
+    from tests.fake_arxiv import FakeArxiv
+
+    fake = FakeArxiv()
+    fake.url = fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
 def small_disk(tmp_path):
     """A 256 KiB file system (a tmpfs) and a way to fill it; skipped where mounting is not allowed."""
     root = tmp_path / "disk"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlparse
 import re
@@ -50,6 +51,7 @@ class Version:
     version: int = 1
     authors: tuple[str, ...] = ("Jane Doe", "Ann Smith")
     doi: str = ""
+    listed: datetime | None = None  # where the listing sorts it, when a faulty index disagrees with `updated`
 
     @property
     def primary(self) -> str:
@@ -70,7 +72,7 @@ class FakeArxiv:
     papers: dict[str, Version] = field(default_factory=dict)
     requests: list[dict] = field(default_factory=list)  # each request's parameters and its monotonic time
     faults: dict[int, tuple] = field(default_factory=dict)  # request number (1-based) → ("503", retry_after)
-    #                                          | ("empty",) | ("cut",) | ("html",) | ("error", message)
+    #                      | ("empty",) | ("cut",) | ("html",) | ("error", message) | ("moved", url)
     late: list[Version] = field(default_factory=list)  # shown from the second page on
     lying: int = 0  # > 0: the lying result set, for at most this many requests
     slice: int = 2000  # the most entries one page holds (arXiv's: 2,000)
@@ -115,11 +117,11 @@ class FakeArxiv:
         if size > 30_000:
             return self._error("max_results must be <= 30000", params)
         matching = self._matching(params.get("search_query", ""))
-        key = {"lastUpdatedDate": lambda p: p.updated, "submittedDate": lambda p: p.published}.get(
+        key = {"lastUpdatedDate": lambda p: p.listed or p.updated, "submittedDate": lambda p: p.published}.get(
             params.get("sortBy", "relevance"), lambda p: p.base)
         matching.sort(key=lambda p: (key(p), p.base), reverse=params.get("sortOrder", "descending") == "descending")
         page = [] if fault and fault[0] == "empty" else matching[start:start + min(size, self.slice)]
-        body = self._feed(params, len(matching), start, len(page), "".join(map(_entry, page))).encode()
+        body = self._feed(params, len(matching), start, len(page), "".join(map(atom_entry, page))).encode()
         if fault and fault[0] == "cut":
             body = body[: len(body) // 2]
         return 200, {"Content-Type": "application/atom+xml; charset=utf-8"}, body
@@ -131,7 +133,7 @@ class FakeArxiv:
         when = datetime.now(UTC) - timedelta(minutes=number)
         one = Version(f"2501.{number:05d}", f"Lying paper {number}", "An abstract.", ("cs.LG",), when, when)
         start = int(params.get("start", "0"))
-        return 200, {"Content-Type": "application/atom+xml"}, self._feed(params, 10**9, start, 1, _entry(one)).encode()
+        return 200, {"Content-Type": "application/atom+xml"}, self._feed(params, 10**9, start, 1, atom_entry(one)).encode()
 
     def _matching(self, query: str) -> list[Version]:
         wanted = {term.strip().removeprefix("cat:") for term in query.split(" OR ") if term.strip()}
@@ -171,7 +173,7 @@ def _stamp(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _entry(p: Version) -> str:
+def atom_entry(p: Version) -> str:
     """One entry as the manual's examples show it (title and summary broken over lines, as arXiv sends them)."""
     vid = f"{p.base}v{p.version}"
     authors = "".join(f"    <author>\n      <name>{escape(a)}</name>\n    </author>\n" for a in p.authors)
@@ -206,3 +208,10 @@ class _Handler(QuietDispatcher):
 
 def days_ago(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
+
+
+def private_data(tmp_path, monkeypatch, pause: str) -> Path:
+    """zotrec's data folder inside the test's tmp_path, and arXiv's pause (seconds) for the test."""
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
+    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", pause)
+    return tmp_path / "zotrec-data"

@@ -17,9 +17,8 @@ import json
 import threading
 from dataclasses import dataclass, field
 from datetime import date
-from urllib.parse import parse_qs, urlparse
 
-from tests.loopback import QuietDispatcher, serve, shutdown
+from tests.loopback import AnswerDispatcher, serve, shutdown
 
 
 @dataclass
@@ -113,7 +112,7 @@ class FakeOpenAlex:
                       key=lambda w: w.number)
 
     def start(self) -> str:
-        self._httpd = serve(self, _Handler)
+        self._httpd = serve(self, AnswerDispatcher)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/works"
 
     def stop(self) -> None:
@@ -129,15 +128,3 @@ def _cursor(offset: int | None) -> str | None:
 
 def _offset(cursor: str) -> int:
     return 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode()[1:])
-
-
-class _Handler(QuietDispatcher):
-    def _dispatch(self, method: str) -> None:
-        url = urlparse(self.path)
-        status, headers, body = self.fake.answer(url.path, parse_qs(url.query))
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)

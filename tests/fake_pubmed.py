@@ -16,10 +16,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import date
-from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape, quoteattr
 
-from tests.loopback import QuietDispatcher, serve, shutdown
+from tests.loopback import AnswerDispatcher, serve, shutdown
 
 
 @dataclass
@@ -122,7 +121,7 @@ class FakePubmed:
             f"<PubmedArticleSet>\n{articles}</PubmedArticleSet>\n").encode()
 
     def start(self) -> str:
-        self._httpd = serve(self, _Handler)
+        self._httpd = serve(self, AnswerDispatcher)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/entrez/eutils/"
 
     def stop(self) -> None:
@@ -134,15 +133,3 @@ def _day(text: str | None) -> date | None:
         return date(*map(int, str(text).split("/"))) if text else None
     except (TypeError, ValueError):
         return None
-
-
-class _Handler(QuietDispatcher):
-    def _dispatch(self, method: str) -> None:
-        url = urlparse(self.path)
-        status, headers, body = self.fake.answer(url.path, parse_qs(url.query))
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)

@@ -41,3 +41,19 @@ class QuietDispatcher(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
+
+
+class AnswerDispatcher(QuietDispatcher):
+    """A fake whose `answer(path, query)` returns (status, headers, body): the URL parsed, the answer sent."""
+
+    def _dispatch(self, method: str) -> None:
+        from urllib.parse import parse_qs, urlparse
+
+        url = urlparse(self.path)
+        status, headers, body = self.fake.answer(url.path, parse_qs(url.query))
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

@@ -15,7 +15,7 @@ from recommender.corpus.arxiv_atom import parse_answer
 from recommender.corpus.http import FetchError, FetchSettings
 from recommender.corpus.store import read_stored, stored_path
 from recommender.errors import InputError
-from tests.fake_arxiv import FakeArxiv, paper
+from tests.fake_arxiv import paper, private_data
 from zotero_bridge.cli.main import cli
 
 MANUAL = Path(__file__).parent / "data" / "arxiv"
@@ -25,17 +25,7 @@ SPEC = stream_source("arxiv:stat.ML,cs.LG")
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
-    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", "3")
-    return tmp_path / "zotrec-data"
-
-
-@pytest.fixture
-def arxiv():
-    fake = FakeArxiv()
-    fake.url = fake.start()
-    yield fake
-    fake.stop()
+    return private_data(tmp_path, monkeypatch, pause="3")
 
 
 class Waits(list):

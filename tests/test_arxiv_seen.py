@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import FakeArxiv, paper
+from tests.fake_arxiv import paper, private_data
 from zotero_bridge.cli.main import cli
 
 LIBRARY = str(Path(__file__).resolve().parents[1] / "examples" / "library.bib")
@@ -22,17 +22,7 @@ TOPICS = ["Transformers for time series forecasting", "Reward models from human 
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
-    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", "0")
-    return tmp_path / "zotrec-data"
-
-
-@pytest.fixture
-def arxiv():
-    fake = FakeArxiv()
-    fake.url = fake.start()
-    yield fake
-    fake.stop()
+    return private_data(tmp_path, monkeypatch, pause="0")
 
 
 def topical(number: int, when: datetime, **kw):

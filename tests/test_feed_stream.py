@@ -90,13 +90,13 @@ def test_an_unchanged_feed_costs_one_304_and_writes_nothing(feed):
     source = stream_source(f"feed:{feed.url}")
     first = fetch_stream(source, (), settings(), now=NOW)
     assert len(first.new) == 2 and feed.bodies == 1
-    header = read_stored(stored_path(source.name)).header
-    assert header["feed"]["validators"]["etag"].startswith('"') and header["feed"]["validators"]["last_modified"]
+    validators = read_stored(stored_path(source.name)).header["stream"]["memory"]["validators"]
+    assert validators["etag"].startswith('"') and validators["last_modified"]
     before = stored_path(source.name).stat().st_mtime_ns
 
     again = fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW + timedelta(hours=6))
     assert not again.changed and again.stats.requests == 1 and feed.not_modified == 1 and feed.bodies == 1
-    assert feed.requests[-1]["if-none-match"] == header["feed"]["validators"]["etag"]
+    assert feed.requests[-1]["if-none-match"] == validators["etag"]
     assert stored_path(source.name).stat().st_mtime_ns == before
 
 
@@ -109,7 +109,7 @@ def test_the_next_day_stores_only_the_new_item(feed):
     assert report.new == ["feed:10.1038/s41591-026-03050-5"] and report.unchanged == 2
     assert feed.bodies == 2 and set(stored(source)) == {
         "feed:10.1038/s41591-026-03001-2", "feed:10.1038/s41591-026-03002-9", "feed:10.1038/s41591-026-03050-5"}
-    validators = read_stored(stored_path(source.name)).header["feed"]["validators"]
+    validators = read_stored(stored_path(source.name)).header["stream"]["memory"]["validators"]
     assert feed.requests[-1].get("if-none-match") != validators["etag"]  # the new ETag is the one kept
 
 
@@ -150,7 +150,17 @@ def test_a_validator_of_another_url_is_not_sent(feed):
     fetch_stream(source, (), settings(), now=NOW)
     path = stored_path(source.name)
     document = json.loads(path.read_text())
-    document["feed"]["url"] = "https://elsewhere.example/rss"
+    document["stream"]["memory"]["url"] = "https://elsewhere.example/rss"
     path.write_text(json.dumps(document))
     fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW)
     assert "if-none-match" not in feed.requests[-1] and feed.bodies == 2
+
+
+def test_a_changed_feed_without_new_items_keeps_its_new_validators_so_the_next_fetch_is_a_304(feed):
+    source = stream_source(f"feed:{feed.url}")
+    fetch_stream(source, (), settings(), now=NOW)
+    feed.items[0].abstract = "A corrected abstract."  # the feed changed; no item is new
+    report = fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW + timedelta(hours=1))
+    assert report.new == [] and feed.bodies == 2
+    fetch_stream(stream_source(f"feed:{feed.url}"), (), settings(), now=NOW + timedelta(hours=2))
+    assert feed.not_modified == 1 and feed.bodies == 2

@@ -84,7 +84,7 @@ def test_cursor_paging_from_the_windows_first_day_with_the_key(openalex, monkeyp
     report = fetch_stream(source, (), FetchSettings(sleep=lambda s: None), now=NOW)
     assert len(report.new) == 450 and report.pages == 3
     assert [r["cursor"] == "*" for r in openalex.requests] == [True, False, False]
-    assert {r["filter"] for r in openalex.requests} == {"primary_topic.id:T10017,from_publication_date:2026-11-27"}
+    assert {r["filter"] for r in openalex.requests} == {"primary_topic.id:T10017,from_publication_date:2026-11-28"}
     assert {r["api_key"] for r in openalex.requests} == {KEY} and {r["per_page"] for r in openalex.requests} == {"200"}
     assert KEY not in json.dumps(read_stored(stored_path(source.name)).header) and KEY not in repr(source)
     assert KEY not in caplog.text

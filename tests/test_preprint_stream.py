@@ -90,7 +90,7 @@ def test_the_window_pages_by_cursor_30_at_a_time_with_a_pause(server):
     assert len(report.new) == 65 and report.pages == 3
     cursors = [r["path"].split("/")[5] for r in server.requests]
     assert cursors == ["0", "30", "60"] and {r["category"] for r in server.requests} == {"radiology_and_imaging"}
-    assert server.requests[0]["path"].startswith("/details/medrxiv/2026-11-27/2026-12-04/")
+    assert server.requests[0]["path"].startswith("/details/medrxiv/2026-11-28/2026-12-04/")
     assert waits == [1.0, 1.0]  # the API's guidance: requests spaced out
 
 
@@ -132,7 +132,7 @@ def test_a_cut_answer_is_asked_again_and_a_challenge_page_keeps_the_stored_corpu
     report = fetch_stream(source, (), FetchSettings(sleep=waits), now=NOW)
     assert len(report.new) == 2 and report.stats.retries == 2 and 3 in [round(w) for w in waits]
     server.faults = {len(server.requests) + 1: ("html",)}
-    with pytest.raises(FetchError, match="not complete JSON|not a bioRxiv"):
+    with pytest.raises(FetchError, match=r"answered with a web page \('Just a moment\.\.\.'\)"):
         fetch_stream(stream_source("medrxiv:radiology"), (), FetchSettings(sleep=waits, retries=0), now=NOW)
     assert len(stored(source)) == 2
 
@@ -144,3 +144,13 @@ def test_a_saved_answer_of_several_subjects_keeps_only_the_asked_one(tmp_path):
     answer.write_text(text)
     report = fetch_stream(stream_source("medrxiv:radiology"), [str(answer)], now=NOW)
     assert len(report.new) == 2 and report.other == 1
+
+
+def test_a_subject_the_api_does_not_know_is_one_line_not_every_subject(server, monkeypatch, caplog):
+    """The live API answers an unknown `category` with every subject (`"category": "all"`); zotrec says so
+    instead of storing a day of all of medRxiv."""
+    monkeypatch.setenv("ZOTREC_BIORXIV_PAUSE_S", "0")
+    server.preprints = [preprint(n, (NOW - timedelta(days=1)).date()) for n in range(2)]
+    with pytest.raises(FetchError, match="medRxiv has no subject 'space medicine'.*radiology and imaging"):
+        fetch_stream(stream_source("medrxiv:space medicine"), (), now=NOW)
+    assert "asking for it as given" in caplog.text and len(server.requests) == 1

@@ -95,7 +95,7 @@ def test_the_window_is_one_search_then_pages_from_the_history_server(eutils, mon
     assert len(report.new) == 10 and report.stats.requests == 4
     search, *fetches = eutils.requests
     assert search["path"].endswith("/esearch.fcgi") and search["usehistory"] == "y" and search["datetype"] == "edat"
-    assert (search["mindate"], search["maxdate"]) == ("2026/11/27", "2026/12/04") and search["term"] == "cardiac MRI"
+    assert (search["mindate"], search["maxdate"]) == ("2026/11/28", "2026/12/04") and search["term"] == "cardiac MRI"
     assert [f["retstart"] for f in fetches] == ["0", "4", "8"] and {f["WebEnv"] for f in fetches} == {"MCID_" + "0" * 23 + "1"}
     assert all(r["tool"] == "zotrec" and r["email"] == "me@example.org" for r in eutils.requests)
     assert waits == [0.34] * 3  # three requests a second without a key

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from tests.fake_arxiv import FakeArxiv, Version, _entry, paper
+from tests.fake_arxiv import Version, atom_entry, paper, private_data
 from zotero_bridge.cli.main import cli
 
 NAME = "arxiv:cs.LG"
@@ -23,17 +23,7 @@ FEED_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "zotrec-data"))
-    monkeypatch.setenv("ZOTREC_ARXIV_PAUSE_S", "0")
-    return tmp_path / "zotrec-data"
-
-
-@pytest.fixture
-def arxiv():
-    fake = FakeArxiv()
-    fake.url = fake.start()
-    yield fake
-    fake.stop()
+    return private_data(tmp_path, monkeypatch, pause="0")
 
 
 def now() -> datetime:
@@ -81,7 +71,7 @@ def raw_entry(number: int, updated: str) -> str:
 def test_one_future_entry_in_a_saved_answer_drops_nothing_stored(arxiv, tmp_path, data_dir):
     arxiv.add(*[version(n, now() - timedelta(days=n % 6, hours=1)) for n in range(1, 30)])
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 29
-    future = saved(tmp_path, [_entry(version(99, datetime(2099, 1, 1, tzinfo=UTC)))])
+    future = saved(tmp_path, [atom_entry(version(99, datetime(2099, 1, 1, tzinfo=UTC)))])
     result = fetch("--from", future)
     assert result.exit_code == 0, result.output
     rows = stored(data_dir)
@@ -101,16 +91,27 @@ def test_a_future_entry_does_not_stop_the_next_days_paging(arxiv, data_dir):
     assert "30 new" in result.output and len(stored(data_dir)) == 35  # every page of the 30, not the first
 
 
+def test_a_stray_old_entry_inside_a_page_does_not_end_the_paging(arxiv, data_dir):
+    arxiv.slice = 5
+    arxiv.add(*[version(n, now() - timedelta(hours=n)) for n in range(1, 15)])
+    stray = version(90, now() - timedelta(days=20))
+    stray.listed = now() - timedelta(minutes=90)  # listed second, dated before the window
+    arxiv.add(stray)
+    result = fetch("--from", arxiv.url)
+    assert result.exit_code == 0, result.output
+    assert len(stored(data_dir)) == 14 and len(arxiv.requests) == 3  # every page, to the result set's end
+
+
 # ---- Versions going backwards ------------------------------------------------------------------------------
 
 def test_versions_only_go_forward_whatever_the_order(tmp_path, data_dir):
     when = now() - timedelta(hours=5)
-    assert fetch("--from", saved(tmp_path, [_entry(version(1, when, 3))], "v3.xml")).exit_code == 0
-    mixed = saved(tmp_path, [_entry(version(1, when + timedelta(hours=1), 2)),
-                             _entry(version(1, when + timedelta(hours=2), 5))], "v2v5.xml")
+    assert fetch("--from", saved(tmp_path, [atom_entry(version(1, when, 3))], "v3.xml")).exit_code == 0
+    mixed = saved(tmp_path, [atom_entry(version(1, when + timedelta(hours=1), 2)),
+                             atom_entry(version(1, when + timedelta(hours=2), 5))], "v2v5.xml")
     assert fetch("--from", mixed).exit_code == 0
     assert number(stored(data_dir)["arxiv:2501.00001"]) == 5
-    assert fetch("--from", saved(tmp_path, [_entry(version(1, when + timedelta(hours=3), 4))], "v4.xml")).exit_code == 0
+    assert fetch("--from", saved(tmp_path, [atom_entry(version(1, when + timedelta(hours=3), 4))], "v4.xml")).exit_code == 0
     assert number(stored(data_dir)["arxiv:2501.00001"]) == 5  # a lower version never replaces a higher one
 
 
@@ -169,7 +170,7 @@ def test_titles_abstracts_and_author_lists_are_cut_with_a_warning(arxiv, data_di
     assert result.exit_code == 0, result.output
     row = stored(data_dir)["arxiv:2501.00001"]
     assert len(row["title"]) <= 1_001 and len(row["abstract"]) <= 20_001 and len(row["authors"]) == 5_000
-    assert "cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
+    assert "1 entry cut to length; first: arxiv:2501.00001: a title of 299,999 characters cut to 1,000" in result.output
 
 
 def test_an_answer_of_empty_tags_is_refused_before_it_is_parsed(arxiv, tmp_path, data_dir):
@@ -192,6 +193,21 @@ def test_a_redirect_to_another_host_is_refused_and_one_on_the_same_host_followed
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 1
 
 
+def test_a_request_with_a_key_is_not_redirected_to_another_site(arxiv):
+    """The desktop's local API key (pyzotero sends Zotero-API-Key) never follows a redirect to another host."""
+    from recommender.bounded_http import bounded_client
+    from recommender.errors import ServerLimitError
+
+    arxiv.faults[1] = ("moved", arxiv.url.replace("127.0.0.1", "localhost"))
+    with bounded_client(headers={"Zotero-API-Key": "secret"}) as client, pytest.raises(ServerLimitError,
+                                                                                       match="carry a key"):
+        client.get(arxiv.url, params={"search_query": "cat:cs.LG"})
+    arxiv.faults[2] = ("moved", arxiv.url.replace("127.0.0.1", "localhost") + "?search_query=cat:cs.LG")
+    with bounded_client() as client:  # nothing to carry: followed, and bounded like any answer
+        assert client.get(arxiv.url, params={"search_query": "cat:cs.LG"}).status_code == 200
+    assert len(arxiv.requests) == 3
+
+
 def test_the_site_of_a_host_is_its_parent_domain():
     """Why redirects may stay on a site: export.arxiv.org may move to arxiv.org, never to another domain."""
     from recommender.bounded_http import same_site
@@ -204,9 +220,9 @@ def test_the_site_of_a_host_is_its_parent_domain():
 # ---- Saved answers counted (issue 38) ----------------------------------------------------------------------
 
 def test_a_saved_answer_says_what_it_left_out(tmp_path, data_dir):
-    old = [_entry(version(n, now() - timedelta(days=30, hours=n))) for n in range(1, 38)]
-    recent = [_entry(version(n, now() - timedelta(hours=n))) for n in range(40, 43)]
-    other = [_entry(version(n, now() - timedelta(hours=n), categories=("math.CO",))) for n in range(50, 55)]
+    old = [atom_entry(version(n, now() - timedelta(days=30, hours=n))) for n in range(1, 38)]
+    recent = [atom_entry(version(n, now() - timedelta(hours=n))) for n in range(40, 43)]
+    other = [atom_entry(version(n, now() - timedelta(hours=n), categories=("math.CO",))) for n in range(50, 55)]
     result = fetch("--from", saved(tmp_path, recent + other + old))
     assert result.exit_code == 0, result.output
     assert set(stored(data_dir)) == {f"arxiv:2501.{n:05d}" for n in range(40, 43)}
@@ -216,7 +232,7 @@ def test_a_saved_answer_says_what_it_left_out(tmp_path, data_dir):
 
 
 def test_a_months_old_saved_answer_counts_from_today_and_says_so(tmp_path, data_dir):
-    months = [_entry(version(n, now() - timedelta(days=210, hours=n))) for n in range(1, 21)]
+    months = [atom_entry(version(n, now() - timedelta(days=210, hours=n))) for n in range(1, 21)]
     result = fetch("--from", saved(tmp_path, months))
     assert result.exit_code == 1
     assert "no papers in arXiv cs.LG for the last 7 days" in result.output
@@ -229,14 +245,31 @@ def test_a_months_old_saved_answer_counts_from_today_and_says_so(tmp_path, data_
 def test_a_corpus_stored_before_the_stream_design_reads_and_heals(tmp_path, data_dir):
     when = now() - timedelta(hours=3)
     rows = [{"id": "arxiv:2501.00001", "title": "Old one", "arxiv_version": 2, "updated": when.isoformat()},
-            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1, "updated": "2099-01-01T00:00:00+00:00"}]
+            {"id": "arxiv:2501.00002", "title": "From the future", "arxiv_version": 1,
+             "updated": "2099-01-01T00:00:00+00:00"}]
     folder = data_dir / "corpora"
     folder.mkdir(parents=True)
     (folder / "arxiv-cs.lg.json").write_text(json.dumps({"format": "zotrec-corpus", "format_version": 1,
                                                           "name": "arxiv-cs.lg", "papers": rows}))
-    result = fetch("--from", saved(tmp_path, [_entry(version(1, when, 1)), _entry(version(3, when, 1))]))
+    result = fetch("--from", saved(tmp_path, [atom_entry(version(1, when, 1)), atom_entry(version(3, when, 1))]))
     assert result.exit_code == 0, result.output
     healed = stored(data_dir)
     assert healed["arxiv:2501.00001"]["title"] == "Old one" and healed["arxiv:2501.00001"]["version"] == 2
     assert "arxiv_version" not in healed["arxiv:2501.00001"] and "arxiv:2501.00003" in healed
     assert datetime.fromisoformat(healed["arxiv:2501.00002"]["updated"]) <= now() + timedelta(days=1)
+
+
+# ---- A fetch never loses what is stored --------------------------------------------------------------------
+
+def test_a_stream_fetch_onto_a_full_disk_keeps_the_stored_corpus_whole(arxiv, monkeypatch, small_disk):
+    disk, fill = small_disk
+    monkeypatch.setenv("ZOTREC_DATA_DIR", str(disk))
+    arxiv.add(*[version(n, now() - timedelta(hours=n)) for n in range(1, 6)])
+    assert fetch("--from", arxiv.url).exit_code == 0
+    arxiv.add(*[version(n, now() - timedelta(minutes=n), abstract="words " * 300) for n in range(10, 60)])
+    fill()
+    result = fetch("--from", arxiv.url)
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 1 and len(error) == 1, result.output
+    assert "No space left" in error[0] and "kept the stored corpus 'arxiv-cs.lg' as it was (5 papers)" in error[0]
+    assert len(stored(disk)) == 5 and sorted(p.name for p in (disk / "corpora").iterdir()) == ["arxiv-cs.lg.json"]

@@ -190,3 +190,13 @@ def test_a_fetch_killed_midway_leaves_the_stored_corpus_whole(doubles, data_dir)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert stored.read_bytes() == kept and sorted(p.name for p in stored.parent.iterdir()) == [stored.name]
+
+
+def test_from_url_asks_another_base_for_the_same_api(doubles, monkeypatch):
+    medrxiv, _ = doubles
+    import os
+
+    base = os.environ["ZOTREC_BIORXIV_API"]
+    monkeypatch.setenv("ZOTREC_BIORXIV_API", "http://127.0.0.1:9/")  # the default would fail: --from wins
+    out = run("corpus", "fetch", "medrxiv:radiology", "--from", base)
+    assert "4 new" in out and medrxiv.requests[0]["path"].startswith("/details/medrxiv/")

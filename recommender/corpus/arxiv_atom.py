@@ -29,6 +29,7 @@ MAX_ENTRIES = 2_000  # arXiv's largest slice: what one answer can hold
 _FIRST = datetime(1, 1, 2, tzinfo=UTC)
 _LAST = datetime(9999, 12, 30, tzinfo=UTC)
 
+
 def parse_answer(body: bytes, where: str) -> StreamPage:
     """An arXiv API answer → its rows; raises AnswerError for arXiv's error feed or a body that is no
     feed (an HTML page, text cut short, markup beyond any answer's)."""
@@ -47,7 +48,7 @@ def parse_answer(body: bytes, where: str) -> StreamPage:
         raise AnswerError(f"{where}: not an Atom 1.0 feed (got {parsed.get('version') or 'no feed'})")
     if len(entries) == 1 and str(entries[0].get("title", "")).strip() == "Error" and \
             "/api/errors" in str(entries[0].get("id", "")):
-        raise AnswerError(f"{where}: arXiv says: {_flat(entries[0].get('summary', '')) or 'error'}")
+        raise AnswerError(f"{where}: arXiv says: {flat(entries[0].get('summary', '')) or 'error'}")
     if parsed.get("bozo") and isinstance(parsed.get("bozo_exception"), _sax_errors()):
         raise AnswerError(f"{where}: the answer is not complete ({_bozo_reason(parsed)})", complete=False)
     page = StreamPage(total=_int(feed.get("opensearch_totalresults")), start=_int(feed.get("opensearch_startindex")))
@@ -62,13 +63,14 @@ def parse_answer(body: bytes, where: str) -> StreamPage:
             page.rows.append(row)
     return page
 
+
 def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
     """One Atom entry → a corpus row keyed by the version-less id (`arxiv:2501.01234`), or (None, why)."""
-    match = _ID.match(_flat(entry.get("id", "")))
+    match = _ID.match(flat(entry.get("id", "")))
     if not match:
-        return None, f"no arXiv id in <id> ({_flat(entry.get('id', ''))[:80] or 'empty'})"
+        return None, f"no arXiv id in <id> ({flat(entry.get('id', ''))[:80] or 'empty'})"
     base, version = match.group("base"), int(match.group("version") or 1)
-    title = _flat(entry.get("title", ""))
+    title = flat(entry.get("title", ""))
     if not title:
         return None, f"{base}: no title"
     updated = _when(entry.get("updated_parsed")) or _when(entry.get("published_parsed"))
@@ -82,11 +84,11 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
     return {
         "id": f"arxiv:{base}",
         "title": title,
-        "abstract": _flat(entry.get("summary", "")) or None,
-        "authors": [_flat(a.get("name", "")) for a in entry.get("authors") or [] if _flat(a.get("name", ""))],
+        "abstract": flat(entry.get("summary", "")) or None,
+        "authors": [flat(a.get("name", "")) for a in entry.get("authors") or [] if flat(a.get("name", ""))],
         "url": ABS_SITE + base,
         "pdf_url": _https(pdf),
-        "doi": _flat(entry.get("arxiv_doi", "")) or None,
+        "doi": flat(entry.get("arxiv_doi", "")) or None,
         "year": published.year,
         "venue": f"arXiv {primary}".strip(),
         "arxiv_id": base,
@@ -95,10 +97,9 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
         "categories": categories,
         "published": published.isoformat(timespec="seconds"),
         "updated": updated.isoformat(timespec="seconds"),
-        "comment": _flat(entry.get("arxiv_comment", "")) or None,
+        "comment": flat(entry.get("arxiv_comment", "")) or None,
     }, ""
 
-_flat = flat
 
 def _when(parsed: Any) -> datetime | None:
     """feedparser's UTC struct_time → an aware datetime."""
@@ -109,10 +110,12 @@ def _when(parsed: Any) -> datetime | None:
     except (ValueError, OverflowError, OSError):  # beyond a datetime's years: the nearer end
         return _LAST if parsed.tm_year > 5000 else _FIRST
 
+
 def _https(url: Any) -> str | None:
     if not isinstance(url, str) or not url.startswith(("http://arxiv.org/", "https://arxiv.org/")):
         return url if isinstance(url, str) and url.startswith("https://") else None
     return "https://" + url.split("://", 1)[1]
+
 
 def _int(value: Any) -> int | None:
     try:
@@ -120,10 +123,12 @@ def _int(value: Any) -> int | None:
     except (TypeError, ValueError):
         return None
 
+
 def _sax_errors() -> tuple[type, ...]:
     from xml.sax import SAXException
 
     return (SAXException,)
+
 
 def _bozo_reason(parsed: Any) -> str:
     error = parsed.get("bozo_exception")

@@ -20,9 +20,8 @@ from datetime import UTC, date, datetime
 from typing import Any, ClassVar
 
 from recommender.corpus.stream import AnswerError, Lister, StreamPage, StreamSource
-from recommender.corpus.web_rows import day, json_answer, plain, row, stamp
+from recommender.corpus.web_rows import add_rows, day, first_day, json_answer, plain, row, stamp
 from recommender.errors import InputError
-from recommender.items import Skipped
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +107,7 @@ class PreprintStream(StreamSource):
         return cls(server, tuple(sorted({resolve_subject(server, subject) for subject in given})))
 
     def parse(self, body: bytes, where: str) -> StreamPage:
-        return parse_details(body, where, self.server)
+        return parse_details(body, where, self.server, getattr(self, "_asking", None))
 
     def wanted(self, row: dict[str, Any]) -> bool:
         return subject_words(str(row.get("subject") or "")) in self.subjects
@@ -119,12 +118,13 @@ class PreprintStream(StreamSource):
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
         """Each subject's interval from `since`'s day to today, 30 records a page, until the cursor reaches
         the interval's total."""
-        start, end = since.astimezone(UTC).date(), lister.now.astimezone(UTC).date()
+        start, end = first_day(since, lister.report.window_start), lister.now.astimezone(UTC).date()
         for subject in self.subjects:
             cursor = 0
+            self._asking = subject  # parse checks that the answer is of it
             while True:
                 page = lister.get(details_url(url, self.server, start, end, cursor),
-                                  {"category": category_param(subject)})
+                                  {"category": category_param(subject)}, is_json=True)
                 yield page
                 read = len(page.rows) + len(page.skipped)
                 cursor += read
@@ -136,13 +136,11 @@ def details_url(base: str, server: str, start: date, end: date, cursor: int) -> 
     return f"{base.rstrip('/')}/details/{server}/{start.isoformat()}/{end.isoformat()}/{cursor}/json"
 
 
-def parse_details(body: bytes, where: str, server: str) -> StreamPage:
+def parse_details(body: bytes, where: str, server: str, asked: str | None = None) -> StreamPage:
     """One details answer → its page (`start` the cursor, `total` the interval's records); raises AnswerError
-    for a body that is no details JSON or the API's refusal."""
-    try:
-        data = json_answer(body, where)
-    except ValueError as error:
-        raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
+    for a body that is no details JSON or the API's refusal, and for an answer of every subject when the
+    subject `asked` was one (the API answers a subject it does not know with all of them, `category` "all")."""
+    data = json_answer(body, where)
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise AnswerError(f"{where}: not a bioRxiv/medRxiv details answer (no 'messages' block)")
     message = data["messages"][0] if data["messages"] and isinstance(data["messages"][0], dict) else {}
@@ -154,13 +152,12 @@ def parse_details(body: bytes, where: str, server: str) -> StreamPage:
         return StreamPage(start=_int(message.get("cursor")), total=0)
     if not isinstance(collection, list):
         raise AnswerError(f"{where}: 'collection' is not a list")
+    answered = subject_words(str(message.get("category") or ""))
+    if asked and answered == "all":
+        raise AnswerError(f"{where}: {SERVERS[server][0]} has no subject '{asked}' (it answered with every "
+                          f"subject); its subjects: {', '.join(SUBJECTS[server])}")
     page = StreamPage(start=_int(message.get("cursor")), total=_int(message.get("total"), len(collection)))
-    for number, record in enumerate(collection, 1):
-        item, problem = record_row(record, server)
-        if item is None:
-            page.skipped.append(Skipped(f"{where} record {number}", problem))
-        else:
-            page.rows.append(item)
+    add_rows(page, collection, lambda record: record_row(record, server), where, "record")
     return page
 
 

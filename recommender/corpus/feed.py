@@ -1,8 +1,8 @@
 """`feed:URL`: a journal's table-of-contents feed (RSS 2.0, RSS 1.0/RDF, Atom) as a stream corpus.
 
-One conditional GET a fetch: the stored corpus's header keeps the feed's ETag and Last-Modified
-(`feed.validators`), sent back as If-None-Match and If-Modified-Since, so an unchanged feed costs one 304
-and no body. A feed holds its latest items only; the stored corpus keeps each item for the window
+One conditional GET a fetch: the stored corpus keeps the feed's ETag and Last-Modified (the stream's
+memory, `lister.memory`), sent back as If-None-Match and If-Modified-Since, so an unchanged feed costs one
+304 and no body. A feed holds its latest items only; the stored corpus keeps each item for the window
 (`--days`) from its date, one row per DOI (else per link), so an item that leaves the feed stays stored.
 The answer's parsing is feed_parse.py; the window, merge and storage are the stream's (stream.py).
 """
@@ -40,8 +40,7 @@ class FeedStream(StreamSource):
         slug = _SLUG.sub("-", f"{host}{parts.path}".lower()).strip("-")[:40].strip("-")
         self.name = f"feed-{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
         self.label = f"the feed {host}{parts.path}"[:120]
-        self.validators: dict[str, str] = {}
-        self._renewed = False
+        self.service = host  # type: ignore[misc]  # "www.nature.com gave no papers in …"
 
     @classmethod
     def from_name(cls, name: str) -> FeedStream:
@@ -54,20 +53,22 @@ class FeedStream(StreamSource):
     def parse(self, body: bytes, where: str) -> StreamPage:
         return parse_feed(body, where)
 
-    def resume(self, header: dict[str, Any] | None) -> None:
-        kept = ((header or {}).get("feed") or {}).get("validators") if isinstance(header, dict) else None
-        if isinstance(kept, dict) and (header.get("feed") or {}).get("url") == self.url:
-            self.validators = {key: str(value) for key, value in kept.items() if key in ("etag", "last_modified")}
-
-    def renewed(self) -> bool:
-        return self._renewed
-
     def provenance(self) -> dict[str, Any]:
-        return {"url": self.url, "validators": self.validators}
+        return {"url": self.url}
 
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
-        """The feed, asked once with the stored validators; a 304 is a page with nothing in it."""
-        page, got = lister.get_if_changed(url, self.validators if url == self.url else {})
-        if url == self.url and got != self.validators:
-            self.validators, self._renewed = got, True
-        yield page or StreamPage()
+        """The feed, asked once with the validators the last fetch of this URL kept (`lister.memory`, stored
+        with the corpus); a 304 is a page with nothing in it, a 200 keeps the answer's new validators."""
+        kept = lister.memory.get("validators") if lister.memory.get("url") == url else None
+        kept = kept if isinstance(kept, dict) else {}
+        headers = {name: str(kept[key]) for key, name in _ASKED if kept.get(key)}
+        page = lister.get(url, headers=headers)
+        if not page.not_modified:
+            answer = lister.response_headers
+            lister.memory.update(url=url, validators={key: answer[header] for key, header in _SENT
+                                                      if answer.get(header)})
+        yield page
+
+
+_ASKED = (("etag", "If-None-Match"), ("last_modified", "If-Modified-Since"))  # kept → sent back as
+_SENT = (("etag", "etag"), ("last_modified", "last-modified"))  # kept ← the answer's header

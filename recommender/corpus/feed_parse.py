@@ -19,8 +19,7 @@ from typing import Any
 
 from recommender.corpus.stream import AnswerError, StreamPage
 from recommender.corpus.stream_rows import check_markup
-from recommender.corpus.web_rows import day, find_doi, plain, row, stamp
-from recommender.items import Skipped
+from recommender.corpus.web_rows import add_rows, day, find_doi, plain, row, stamp
 
 MAX_ITEMS = 2_000  # a TOC feed holds tens of items; its markup is bounded as for this many
 _PUBLISHED_LINE = re.compile(r"^[^.]{0,200}?Published online:[^;]*;\s*(?:doi:\s*\S+)?\s*", re.IGNORECASE)
@@ -35,7 +34,10 @@ def parse_feed(body: bytes, where: str, *, fetched: datetime | None = None) -> S
         check_markup(bytes(body), where, MAX_ITEMS)
     except ValueError as error:
         raise AnswerError(str(error)) from None
-    parsed = feedparser.parse(bytes(body))
+    try:
+        parsed = feedparser.parse(bytes(body))
+    except (ValueError, LookupError) as error:  # an encoding name feedparser cannot use ("utf\0-8", "x-nope")
+        raise AnswerError(f"{where}: not an RSS or Atom feed ({str(error)[:160]})") from None
     version = parsed.get("version") or ""
     entries = parsed.get("entries") or []
     if not version or (not entries and parsed.get("bozo")):
@@ -45,12 +47,7 @@ def parse_feed(body: bytes, where: str, *, fetched: datetime | None = None) -> S
     journal = plain(feed.get("prism_publicationname") or feed.get("title"))
     page = StreamPage()
     fallback = stamp(fetched or datetime.now(UTC))
-    for number, entry in enumerate(entries, 1):
-        item, problem = entry_row(entry, journal, fallback)
-        if item is None:
-            page.skipped.append(Skipped(f"{where} item {number}", problem))
-        else:
-            page.rows.append(item)
+    add_rows(page, entries, lambda entry: entry_row(entry, journal, fallback), where, "item")
     return page
 
 

@@ -14,7 +14,6 @@ corpus is saved, so a rerun after a failure asks only for what is missing.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import re
@@ -37,8 +36,10 @@ from recommender.corpus.records import (
     note_records,
 )
 from recommender.corpus.store import partial_dir, save_corpus, write_text_file
+from recommender.corpus.stream_rows import RowNotes, rendered
 from recommender.corpus.venues import Venue, known_names, pmlr_links, resolve_venue
 from recommender.errors import InputError, RecommenderError, ServerLimitError
+from recommender.words import plural
 
 log = logging.getLogger(__name__)
 
@@ -89,16 +90,10 @@ def fetch_corpus(name: str, sources: Sequence[str] = (), settings: FetchSettings
 
 def _not_written(error: OSError, name: str) -> FetchError:
     """A failed write as one line: the path, the reason, the stored corpus kept and the pages kept to resume."""
-    from recommender.corpus.store import read_stored, stored_path
+    from recommender.corpus.store import not_saved
 
-    try:
-        stored = read_stored(stored_path(name))
-        kept = f"kept the stored corpus '{name}' as it was ({len(stored.papers):,} papers)"
-    except (RecommenderError, OSError):
-        kept = f"no corpus '{name}' is stored yet"
-    where = error.filename or partial_dir(name)
-    return FetchError(f"{where}: cannot write ({error.strerror or error}); {kept}; what was fetched so far is "
-                      f"kept in {partial_dir(name)} for the next try" + (" — free some space and run again" if error.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+    return FetchError(not_saved(error, name, partial_dir(name),
+                                f"what was fetched so far is kept in {partial_dir(name)} for the next try"))
 
 
 def _fetch(name: str, sources: Sequence[str], settings: FetchSettings | None, *, force: bool,
@@ -130,7 +125,11 @@ def _fetch(name: str, sources: Sequence[str], settings: FetchSettings | None, *,
     except RecommenderError:
         _say_what_was_kept(venue.name)
         raise
-    rows = [_rendered(row) for row in merge_records(fetched)]
+    text_notes = RowNotes()
+    rows = [rendered(row, text_notes) for row in merge_records(fetched)]
+    if text_notes.cut:
+        (key, why), *_ = text_notes.cut
+        log.warning("%s cut to length; first: %s: %s", plural(len(text_notes.cut), "text"), key, why)
     if not rows:
         raise FetchError("the sources gave no papers; nothing was saved")
     if venue.links is not None and venue.links.is_file():
@@ -341,16 +340,6 @@ def _slug(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _rendered(row: dict[str, Any]) -> dict[str, Any]:
-    """Store text as it will be shown (HTML, LaTeX and TeX accents rendered once, here, not on every load)."""
-    from recommender.text import clean_text
-
-    row["title"] = clean_text(row["title"])
-    row["abstract"] = clean_text(row["abstract"]) or None
-    row["authors"] = [name for name in map(clean_text, row["authors"]) if name]
-    return row
 
 
 def _say_what_was_kept(name: str) -> None:

@@ -41,10 +41,11 @@ from recommender.store import private_dir, write_bytes
 
 log = logging.getLogger(__name__)
 
-NOT_MODIFIED = object()  # a conditional GET's 304: what was stored is still current
-_VALIDATORS = (("etag", "etag"), ("last_modified", "last-modified"))  # kept name, header (read and sent back)
 USER_AGENT = "zotrec (Zotero paper recommender; corpus fetch)"
 MAX_BODY_BYTES = 64 * 1024 * 1024  # one answer of a listing API (an arXiv page of 2,000 entries is ~5 MB)
+
+
+NOT_MODIFIED = object()  # get_bytes's answer to a conditional GET that the server answered 304
 
 
 class FetchError(RecommenderError):
@@ -108,6 +109,7 @@ class Http:
         self._advance: Callable[[int], None] | None = None
         self.page_size = settings.page_size  # lowered when the API says it takes fewer
         self._pending_wait = 0.0  # seconds the rate limit asks to wait before the next request
+        self.last_headers: Any = {}  # the headers of the last get_bytes answer (ETag, Last-Modified, …)
 
     def authorize(self, token: str) -> None:
         """Send `Authorization: Bearer <token>` from now on (the token is never logged)."""
@@ -169,23 +171,27 @@ class Http:
         return response
 
     def get_bytes(self, url: str, params: dict[str, Any] | None = None, *, max_bytes: int = MAX_BODY_BYTES,
-                  check: Callable[[bytes], Any] | None = None) -> Any:
-        """GET one answer's bytes (an Atom feed, say), retried and bounded like every other read (the bounded
-        client's caps and deadline), and at most `max_bytes` (a longer one is a FetchError); `check(body)` turns
-        it into the answer and may raise `Retry` for a body that is cut short (retried like a dropped connection)."""
-        return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check))
+                  check: Callable[[bytes], Any] | None = None, headers: dict[str, str] | None = None,
+                  is_json: bool = False) -> Any:
+        """GET one answer's bytes (Atom or XML: no JSON depth check unless `is_json`), retried and bounded like
+        every other read (the bounded client's caps and deadline), and at most `max_bytes` (a longer one is a
+        FetchError); `check(body)` turns it into the answer and may raise `Retry` for a body that is cut short
+        (retried like a dropped connection). `headers` are sent with it (a conditional GET's validators): a 304
+        answer is NOT_MODIFIED. The answer's headers stay in `last_headers`."""
+        return self._with_retries(url, lambda: self._get_bytes_once(url, params, max_bytes, check, headers,
+                                                                    is_json))
 
     def _get_bytes_once(self, url: str, params: dict[str, Any] | None, max_bytes: int,
-                        check: Callable[[bytes], Any] | None, headers: dict[str, str] | None = None,
-                        answer: dict[str, str] | None = None) -> Any:
+                        check: Callable[[bytes], Any] | None, headers: dict[str, str] | None,
+                        is_json: bool) -> Any:
         self._wait_for_rate_limit()
         body = bytearray()
-        with self.client.stream("GET", url, params=params, headers=headers, extensions=not_json()) as response:
+        extensions = {} if is_json else not_json()
+        with self.client.stream("GET", url, params=params, headers=headers, extensions=extensions) as response:
             self._note_rate_limit(response.headers)
-            if answer is not None:
-                answer.update((name, response.headers.get(name, "")) for _, name in _VALIDATORS)
-                if response.status_code == 304:
-                    return NOT_MODIFIED
+            self.last_headers = response.headers
+            if response.status_code == 304:
+                return NOT_MODIFIED
             if check is not None and 400 <= response.status_code not in RETRY_STATUS:
                 check(response.read()[:max_bytes])  # an API that answers errors in its own format says why
             self._check_status(response)
@@ -195,19 +201,6 @@ class Http:
                     raise FetchError(f"{url}: the answer is over {max_bytes:,} bytes; refused")
         self.stats.bytes += len(body)
         return check(bytes(body)) if check else bytes(body)
-
-    def get_if_changed(self, url: str, validators: dict[str, str], *, max_bytes: int = MAX_BODY_BYTES,
-                       check: Callable[[bytes], Any]) -> tuple[Any | None, dict[str, str]]:
-        """A conditional GET (If-None-Match / If-Modified-Since from `validators`' etag and last_modified),
-        bounded and retried like get_bytes: (None, validators) when the server answers 304 Not Modified, else
-        (check(body), the answer's own validators)."""
-        asked = {name: validators[key] for key, name in (("etag", "If-None-Match"), ("last_modified", "If-Modified-Since"))
-                 if validators.get(key)}
-        answer: dict[str, str] = {}
-        body = self._with_retries(url, lambda: self._get_bytes_once(url, None, max_bytes, check, asked, answer))
-        if body is NOT_MODIFIED:
-            return None, validators
-        return body, {key: answer[name] for key, name in _VALIDATORS if answer.get(name)}
 
     def _json_body(self, response: Any, url: str) -> Any:
         kind = response.headers.get("content-type", "")

@@ -11,17 +11,15 @@ credits are used up it says so in one line, and the stored corpus is kept.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 
 from recommender.corpus.http import FetchError
 from recommender.corpus.openalex_parse import api_filter, parse_works
 from recommender.corpus.stream import Lister, StreamPage, StreamSource
+from recommender.corpus.web_rows import ServiceKey, first_day
 from recommender.errors import InputError
-from recommender.text import title_key
 
 API = "https://api.openalex.org/works"
 API_ENV = "ZOTREC_OPENALEX_API"
@@ -29,7 +27,7 @@ KEY_ENV, EMAIL_ENV = "OPENALEX_API_KEY", "OPENALEX_EMAIL"
 PER_PAGE = 200  # OpenAlex's largest page: the fewest credits
 
 
-class OpenAlexStream(StreamSource):
+class OpenAlexStream(ServiceKey, StreamSource):
     prefix: ClassVar[str] = "openalex"
     service: ClassVar[str] = "OpenAlex"
     api: ClassVar[str] = API
@@ -39,18 +37,11 @@ class OpenAlexStream(StreamSource):
     max_records: ClassVar[int] = 20_000
     newest_first: ClassVar[bool] = False  # the filter asks from the window's first day
 
-    def __init__(self, spec: str, *, api_key: str | None = None) -> None:
+    def __init__(self, spec: str) -> None:
         self.spec = spec
         self.filter, self.search = api_filter(spec)
-        self.api = os.environ.get(API_ENV, "").strip() or API  # type: ignore[misc]
-        self._key = api_key if api_key is not None else os.environ.get(KEY_ENV, "").strip() or None
-        self.email = os.environ.get(EMAIL_ENV, "").strip() or None
-        slug = title_key(spec)[:40] or "works"
-        self.name = f"openalex-{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}"
+        self.keyed(spec, API_ENV, API, KEY_ENV, EMAIL_ENV)
         self.label = f"OpenAlex {spec[:80]}"
-
-    def __repr__(self) -> str:  # the key stays out of every log line
-        return f"OpenAlexStream({self.spec!r})"
 
     @classmethod
     def from_name(cls, name: str) -> OpenAlexStream:
@@ -60,11 +51,6 @@ class OpenAlexStream(StreamSource):
                              "openalex:institution:I27837315 or 'openalex:search:cardiac MRI'")
         return cls(spec)
 
-    def use_key(self, api_key: str | None, email: str | None = None) -> None:
-        """The API key (and contact) the command line read from the config or the keyring."""
-        self._key = api_key or self._key
-        self.email = email or self.email
-
     def parse(self, body: bytes, where: str) -> StreamPage:
         return parse_works(body, where)
 
@@ -72,9 +58,9 @@ class OpenAlexStream(StreamSource):
         return {"filter": self.filter, "search": self.search, "api_key": bool(self._key)}
 
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
-        first_day = since.astimezone(UTC).date().isoformat()
+        start = first_day(since, lister.report.window_start).isoformat()
         params: dict[str, Any] = {
-            "filter": ",".join(part for part in (self.filter, f"from_publication_date:{first_day}") if part),
+            "filter": ",".join(part for part in (self.filter, f"from_publication_date:{start}") if part),
             "per_page": PER_PAGE, "cursor": "*"}
         if self.search:
             params["search"] = self.search
@@ -84,7 +70,7 @@ class OpenAlexStream(StreamSource):
             params["mailto"] = self.email
         while True:
             try:
-                page = lister.get(url, params)
+                page = lister.get(url, params, is_json=True)
             except FetchError as error:
                 raise self._explained(error) from None
             yield page

@@ -14,9 +14,8 @@ import re
 from typing import Any
 
 from recommender.corpus.stream import AnswerError, StreamPage
-from recommender.corpus.web_rows import day, find_doi, json_answer, plain, row, stamp
+from recommender.corpus.web_rows import add_rows, day, find_doi, json_answer, plain, row, stamp
 from recommender.errors import InputError
-from recommender.items import Skipped
 
 MAX_WORDS = 5_000  # an inverted index longer than this is not an abstract (some hold a full text)
 _ISSN = re.compile(r"^\d{4}-\d{3}[\dXx]$")
@@ -49,10 +48,7 @@ def api_filter(spec: str) -> tuple[str, str]:
 def parse_works(body: bytes, where: str) -> StreamPage:
     """One list answer → its page (`total` the count, `cursor` the next page's); OpenAlex's error JSON, or
     no list answer at all, is an AnswerError."""
-    try:
-        data = json_answer(body, where)
-    except ValueError as error:
-        raise AnswerError(f"{where}: the answer is not complete JSON ({error})", complete=False) from None
+    data = json_answer(body, where)
     if not isinstance(data, dict) or "results" not in data:
         message = data.get("message") or data.get("error") if isinstance(data, dict) else None
         raise AnswerError(f"{where}: {'OpenAlex says: ' + plain(message) if message else 'not an OpenAlex list answer'}")
@@ -63,12 +59,7 @@ def parse_works(body: bytes, where: str) -> StreamPage:
     count = meta.get("count")
     page = StreamPage(total=count if isinstance(count, int) else None,
                       cursor=str(meta["next_cursor"]) if meta.get("next_cursor") else None)
-    for number, work in enumerate(results, 1):
-        item, problem = work_row(work)
-        if item is None:
-            page.skipped.append(Skipped(f"{where} result {number}", problem))
-        else:
-            page.rows.append(item)
+    add_rows(page, results, work_row, where, "result")
     return page
 
 

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from recommender.corpus.http import FetchError
 from recommender.corpus.pubmed_parse import parse_articles, parse_search
 from recommender.corpus.stream import AnswerError, Lister, StreamPage, StreamSource
+from recommender.corpus.web_rows import ServiceKey, first_day
 from recommender.errors import InputError
-from recommender.text import title_key
 
 API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 API_ENV = "ZOTREC_PUBMED_API"
@@ -29,7 +29,7 @@ PAGE_SIZE = 500
 MAX_RECORDS = 10_000  # a day's query that matches more is too broad to rank: said, not cut silently
 
 
-class PubmedStream(StreamSource):
+class PubmedStream(ServiceKey, StreamSource):
     prefix: ClassVar[str] = "pubmed"
     service: ClassVar[str] = "PubMed"
     api: ClassVar[str] = API
@@ -39,19 +39,10 @@ class PubmedStream(StreamSource):
     max_records: ClassVar[int] = MAX_RECORDS
     newest_first: ClassVar[bool] = False  # the window is asked whole (mindate..maxdate)
 
-    def __init__(self, query: str, *, api_key: str | None = None, email: str | None = None) -> None:
+    def __init__(self, query: str) -> None:
         self.query = query
-        self.api = os.environ.get(API_ENV, "").strip() or API  # type: ignore[misc]
-        self._key = api_key if api_key is not None else os.environ.get(KEY_ENV, "").strip() or None
-        self.email = email if email is not None else os.environ.get(EMAIL_ENV, "").strip() or None
-        slug = title_key(query)[:40] or "query"
-        import hashlib
-
-        self.name = f"pubmed-{slug}-{hashlib.sha256(query.encode()).hexdigest()[:8]}"
+        self.keyed(query, API_ENV, API, KEY_ENV, EMAIL_ENV)
         self.label = f"PubMed “{query[:80]}”"
-
-    def __repr__(self) -> str:  # the key stays out of every log line
-        return f"PubmedStream({self.query!r})"
 
     @classmethod
     def from_name(cls, name: str) -> PubmedStream:
@@ -59,11 +50,6 @@ class PubmedStream(StreamSource):
         if not query:
             raise InputError("pubmed: needs a query, e.g. 'pubmed:cardiac MRI' or 'pubmed:\"Radiology\"[Journal]'")
         return cls(query)
-
-    def use_key(self, api_key: str | None, email: str | None = None) -> None:
-        """The API key (and contact) the command line read from the config or the keyring."""
-        self._key = api_key or self._key
-        self.email = email or self.email
 
     def pause(self) -> float:
         """10 requests a second with a key, 3 without (or the environment's pause)."""
@@ -81,7 +67,7 @@ class PubmedStream(StreamSource):
         base = url if url.endswith("/") else url + "/"
         common = {"db": "pubmed", "tool": TOOL, **({"email": self.email} if self.email else {}),
                   **({"api_key": self._key} if self._key else {})}
-        start, end = since.astimezone(UTC).date(), lister.now.astimezone(UTC).date()
+        start, end = first_day(since, lister.report.window_start), lister.now.astimezone(UTC).date()
         answer = lister.get_json(base + "esearch.fcgi", {
             **common, "term": self.query, "datetype": "edat", "mindate": start.strftime("%Y/%m/%d"),
             "maxdate": end.strftime("%Y/%m/%d"), "usehistory": "y", "retmax": 0, "retmode": "json"})

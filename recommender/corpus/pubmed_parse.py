@@ -20,8 +20,7 @@ from xml.etree import ElementTree
 
 from recommender.corpus.stream import AnswerError, StreamPage
 from recommender.corpus.stream_rows import check_markup
-from recommender.corpus.web_rows import find_doi, plain, row, stamp
-from recommender.items import Skipped
+from recommender.corpus.web_rows import add_rows, find_doi, plain, row, stamp
 
 SITE = "https://pubmed.ncbi.nlm.nih.gov/"
 _MONTHS = {name: number for number, name in enumerate(
@@ -70,12 +69,7 @@ def parse_articles(body: bytes, where: str, entries: int = 10_000) -> StreamPage
         message = root.findtext(".//ERROR")
         raise AnswerError(f"{where}: {'NCBI says: ' + plain(message) if message else f'not PubMed XML (<{root.tag}>)'}")
     page = StreamPage()
-    for number, article in enumerate(root.iter("PubmedArticle"), 1):
-        item, problem = article_row(article)
-        if item is None:
-            page.skipped.append(Skipped(f"{where} article {number}", problem))
-        else:
-            page.rows.append(item)
+    add_rows(page, root.iter("PubmedArticle"), article_row, where, "article")
     return page
 
 

@@ -186,6 +186,21 @@ def _refuse_shrink(target: Path, name: str, new_count: int) -> None:
         )
 
 
+def not_saved(error: OSError, name: str, where: Path | None = None, also: str = "") -> str:
+    """A failed write of the corpus `name` in one line: the path, the reason, and what was kept (the stored
+    corpus as it was, and `also`), with a hint when the disk is full."""
+    import errno
+
+    try:
+        stored = read_stored(stored_path(name))
+        kept = f"kept the stored corpus '{name}' as it was ({len(stored.papers):,} papers)"
+    except (RecommenderError, OSError):
+        kept = f"no corpus '{name}' is stored yet"
+    full = error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (f"{error.filename or where or stored_path(name)}: cannot write ({error.strerror or error}); {kept}"
+            + (f"; {also}" if also else "") + (" — free some space and run again" if full else ""))
+
+
 def remove_stored(name: str) -> StoredCorpus:
     """Delete the stored corpus `name` (and what an interrupted fetch of it kept); returns what it held."""
     import shutil

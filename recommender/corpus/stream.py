@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from recommender.bounded_http import Limits
-from recommender.corpus.http import FetchError, FetchSettings, FetchStats, Http
-from recommender.corpus.store import read_stored, save_corpus, stored_path
+from recommender.corpus.http import NOT_MODIFIED, FetchError, FetchSettings, FetchStats, Http
+from recommender.corpus.store import not_saved, read_stored, save_corpus, stored_path
 from recommender.corpus.stream_rows import (MergeCounts, RowNotes, checked_row, merge, row_time, trusted,
                                              upgrade)
 from recommender.errors import InputError, RecommenderError
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DAYS = 7
 MAX_DAYS = 90
 PAGE_SLACK = 5  # pages a listing may ask beyond what its records fill (empty pages asked again, a first search)
+
 
 class AnswerError(ValueError):
     """An answer that is no answer of the service: its own error message (`complete` True: not retried), or a
@@ -58,6 +59,7 @@ class StreamPage:
     start: int | None = None
     skipped: list[Skipped] = field(default_factory=list)
     cursor: str | None = None
+    not_modified: bool = False  # the server answered a conditional GET with 304: nothing new, no rows
 
 
 class StreamSource(ABC):
@@ -103,28 +105,22 @@ class StreamSource(ABC):
         """Whether a row is listed under more than one of this corpus's subjects (kept once, counted)."""
         return False
 
-    def resume(self, header: dict[str, Any] | None) -> None:
-        """What the stored corpus's header says of the last fetch (a feed's validators); nothing by default."""
-
-    def renewed(self) -> bool:
-        """Whether this fetch learnt what the header must keep though no row changed (a feed's validators)."""
-        return False
-
     def provenance(self) -> dict[str, Any]:
         """What the stored corpus's header records of this stream (its categories, query, feed URL…)."""
         return {}
 
     def pause(self) -> float:
-        """pause_s, or the environment's pause_env when it is a number of seconds (a warning otherwise)."""
-        value = os.environ.get(self.pause_env, "").strip() if self.pause_env else ""
+        """pause_s, or the environment's pause_env when it is a number of seconds, 0 or more (a local mirror or
+        a test double may allow less); anything else is one warning and pause_s."""
+        raw = os.environ.get(self.pause_env, "").strip() if self.pause_env else ""
         try:
-            seconds = float(value) if value else self.pause_s
+            seconds = float(raw) if raw else self.pause_s
         except ValueError:
             seconds = math.nan
-        if not math.isfinite(seconds):
-            log.warning("%s=%r is not a number of seconds; pausing %.0f s", self.pause_env, value, self.pause_s)
-            return self.pause_s
-        return max(0.0, seconds)
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+        log.warning("%s=%r is not a number of seconds; pausing %.0f s", self.pause_env, raw[:40], self.pause_s)
+        return self.pause_s
 
 
 @dataclass
@@ -148,51 +144,48 @@ class StreamReport(MergeCounts):
 
 class Lister:
     """What an adapter's listing asks through: the pause before every request after the first, the bounded,
-    retried read, and the page guard: no more pages than the most records a window can hold fill, so a server
-    that reports a huge result set and sends one record a page is stopped. A stop is one FetchError and keeps
-    the stored corpus."""
+    retried read (a JSON answer depth-checked, an XML one not), and the page guard: no more pages than the
+    most records a window can hold fill, so a server that reports a huge result set and sends one record a
+    page is stopped. A stop is one FetchError and keeps the stored corpus."""
 
-    def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime) -> None:
-        self.source, self.http, self.report, self.now = source, http, report, now
+    def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
+                 memory: dict[str, Any], pause: float) -> None:
+        self.source, self.http, self.report, self.now, self.pause = source, http, report, now, pause
         self.page_size = max(1, min(http.page_size, source.max_page_size))
         self.max_pages = math.ceil(source.max_records / self.page_size) + PAGE_SLACK
+        self.memory = memory  # what the adapter keeps from one fetch to the next (a feed's ETag), stored with it
         self._asked = 0
 
-    def get(self, url: str, params: dict[str, Any] | None = None) -> StreamPage:
-        """One page of the listing, parsed by the adapter and checked row by row (stream_rows.checked_row)."""
+    def get(self, url: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
+            is_json: bool = False) -> StreamPage:
+        """One page of the listing, parsed by the adapter's `parse`. `is_json`: the answer is JSON, so its depth is
+        bounded as it streams (then `json.loads` in `parse` is safe); otherwise it is XML or text and is not
+        depth-checked. `headers` go with the request (If-None-Match…): a 304 is a page with `not_modified`."""
         where = f"{url} " + " ".join(f"{k}={v}" for k, v in (params or {}).items() if k in ("start", "cursor"))
         self._before()
-        page = self.http.get_bytes(url, params, check=lambda body: _parsed(self.source, body, where.strip()))
-        return self._counted(checked_page(page, self.now, self.report.notes))
+        page = self.http.get_bytes(url, params, headers=headers, is_json=is_json,
+                                   check=lambda body: _parsed(self.source, body, where.strip()))
+        return StreamPage(not_modified=True) if page is NOT_MODIFIED else page
 
-    def get_if_changed(self, url: str, validators: dict[str, str]) -> tuple[StreamPage | None, dict[str, str]]:
-        """A conditional GET of one answer (a feed, with its stored ETag/Last-Modified): (None, validators) when
-        the server answers 304, else the page, checked like `get`'s, and the answer's own validators."""
-        self._before()
-        page, got = self.http.get_if_changed(url, validators, check=lambda body: _parsed(self.source, body, url))
-        if page is None:
-            self.report.pages += 1
-            return None, got
-        return self._counted(checked_page(page, self.now, self.report.notes)), got
+    @property
+    def response_headers(self) -> Any:
+        """The headers of the last page's answer (ETag, Last-Modified), case-insensitive."""
+        return self.http.last_headers
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
-        """A JSON answer (a search that precedes the pages), paused and counted like a page."""
+        """A JSON answer that is not a page of records (a search that precedes the pages: PubMed's esearch),
+        paused and counted against the page guard like a page."""
         self._before()
         return self.http.get_json(url, params)
 
     def _before(self) -> None:
         if self._asked:
-            self.http.settings.sleep(self.source.pause())
+            self.http.settings.sleep(self.pause)
         self._asked += 1
         if self._asked > self.max_pages:
             raise FetchError(f"{self.source.service} kept sending pages past {self.max_pages:,} (more than "
                              f"{self.source.max_records:,} records would fill); zotrec stopped paging and kept "
                              "the stored corpus")
-
-    def _counted(self, page: StreamPage) -> StreamPage:
-        self.report.pages += 1
-        self.http.advance(len(page.rows))
-        return page
 
 
 def _parsed(source: StreamSource, body: bytes, where: str) -> StreamPage:
@@ -224,7 +217,8 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     report = StreamReport(path=stored_path(source.name), label=source.label, days=days,
                           window_start=now - timedelta(days=days))
     stored, header = _stored_rows(source, now, report)
-    source.resume(header)
+    memory = dict(((header or {}).get("stream") or {}).get("memory") or {})
+    remembered = dict(memory)
     urls = [s for s in sources if s.startswith(("http://", "https://"))] or ([] if sources else [source.api])
     files = [s for s in sources if not s.startswith(("http://", "https://"))]
     pages = [checked_page(_file_page(source, path), now, report.notes) for path in files]
@@ -234,7 +228,7 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
         with Http(settings, report.stats) as http:
             http.start_progress(source.label, None)
             for url in urls:
-                pages += _live_pages(source, Lister(source, http, report, now), url, stop_at)
+                pages += _live_pages(source, Lister(source, http, report, now, memory, pause), url, stop_at)
     rows = [row for page in pages for row in page.rows]
     report.read = len(rows)
     report.skipped = [skipped for page in pages for skipped in page.skipped]
@@ -242,8 +236,9 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     merge(stored, rows, report.window_start, source.wanted, report)
     report.papers = len(stored)
     report.seconds = time.perf_counter() - started
-    if report.changed or source.renewed():
-        _save(source, stored, report, urls + files)
+    report.changed = report.changed or memory != remembered
+    if report.changed:
+        _save(source, stored, report, urls + files, memory)
     elif header is None:
         raise FetchError(f"{source.service} gave no papers in {source.label} for the last {days} days"
                          + "".join(f"; {line}" for line in left_out_lines(report)) + "; nothing was saved")
@@ -251,20 +246,18 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
 
 
 def _live_pages(source: StreamSource, lister: Lister, url: str, stop_at: datetime) -> list[StreamPage]:
-    """The listing's pages until the adapter ends it or, newest first, a page reaches back past `stop_at`
-    (the rows' dates are trusted ones by then: no future date stops the paging early)."""
+    """The listing's pages until the adapter ends it or, newest first, a page ends past `stop_at`: its last
+    row with a date not clamped (stream_rows.trusted) is older, so one stray entry dated far off in the middle
+    of a page, or a date from the future, does not end the paging early."""
     pages: list[StreamPage] = []
-    listing = source.listing(lister, url, stop_at)
-    try:
-        for page in listing:
-            pages.append(page)
-            oldest = min((row_time(row) for row in page.rows), default=None)
-            if source.newest_first and oldest is not None and oldest < stop_at:
-                break
-    finally:
-        close = getattr(listing, "close", None)
-        if close is not None:
-            close()
+    for page in source.listing(lister, url, stop_at):  # a generator: leaving the loop ends it
+        pages.append(checked_page(page, lister.now, lister.report.notes))
+        lister.report.pages += 1
+        lister.http.advance(len(page.rows))
+        clamped = {key for key, _ in lister.report.notes.clamped}
+        tail = next((row_time(row) for row in reversed(page.rows) if str(row["id"]) not in clamped), None)
+        if source.newest_first and tail is not None and tail < stop_at:
+            break
     return pages
 
 
@@ -286,7 +279,7 @@ def _stored_rows(source: StreamSource, now: datetime,
             upgrade(row)
             when = row_time(row)
             kept, why = trusted(when, now)
-            if why and when != kept:
+            if why:
                 row["updated"] = kept.isoformat(timespec="seconds")
                 report.notes.clamped.append((str(row["id"]), "stored " + why))
                 report.changed = True
@@ -304,16 +297,19 @@ def _file_page(source: StreamSource, path: str) -> StreamPage:
 
 
 def _save(source: StreamSource, stored: dict[str, dict[str, Any]], report: StreamReport,
-          locations: list[str]) -> None:
+          locations: list[str], memory: dict[str, Any]) -> None:
     rows = sorted(stored.values(), key=lambda r: (str(r.get("updated")), str(r["id"])), reverse=True)
     window = report.window_start.isoformat(timespec="seconds") if report.window_start else None
     provenance = {"fetched_at": datetime.now(UTC).isoformat(timespec="seconds"), "venue": source.label,
-                  "stream": {"kind": source.prefix, "days": report.days, "window_start": window},
+                  "stream": {"kind": source.prefix, "days": report.days, "window_start": window, "memory": memory},
                   source.prefix: source.provenance(),
                   "sources": [{"kind": source.prefix, "location": s} for s in locations],
                   "counts": {"papers": len(rows), "new": len(report.new), "updated": len(report.updated),
                              "expired": report.expired}}
-    report.path = save_corpus(source.name, rows, provenance, allow_shrink=True)  # the window shrinks it
+    try:
+        report.path = save_corpus(source.name, rows, provenance, allow_shrink=True)  # the window shrinks it
+    except OSError as error:  # a full or read-only disk: the stored corpus stays whole (written atomically)
+        raise FetchError(not_saved(error, source.name)) from None
 
 
 def summary(report: StreamReport) -> str:
@@ -338,7 +334,8 @@ def left_out_lines(report: StreamReport) -> list[str]:
 
     lines = []
     if report.too_old:
-        span = (datetime.now(UTC) - report.oldest_left_out).days + 1 if report.oldest_left_out else MAX_DAYS + 1
+        today = report.window_start + timedelta(days=report.days) if report.window_start else datetime.now(UTC)
+        span = (today - report.oldest_left_out).days + 1 if report.oldest_left_out else MAX_DAYS + 1
         keep = f"--days {span} keeps them" if span <= MAX_DAYS else f"a window is at most {MAX_DAYS} days"
         lines.append(f"{plural(report.too_old, 'entry', 'entries')} older than the {report.days}-day window "
                      f"(counted from today) {'was' if report.too_old == 1 else 'were'} left out ({keep})")
@@ -348,7 +345,8 @@ def left_out_lines(report: StreamReport) -> list[str]:
     for what, notes in (("dated wrong", report.notes.clamped), ("cut to length", report.notes.cut)):
         if notes:
             (key, why), *_ = notes
-            lines.append(f"{plural(len(notes), 'entry', 'entries')} {what}; first: {key}: {why}")
+            entries = len({key for key, _ in notes})
+            lines.append(f"{plural(entries, 'entry', 'entries')} {what}; first: {key}: {why}")
     if report.skipped:
         first = report.skipped[0]
         lines.append(f"{plural(len(report.skipped), 'entry', 'entries')} skipped; first: {first.where}: "

@@ -49,7 +49,7 @@ def version_of(row: dict[str, Any]) -> int:
     value = row.get("version", row.get("arxiv_version"))
     try:
         return max(1, int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 1
 
 
@@ -78,8 +78,7 @@ def _day(when: datetime) -> str:
 
 
 def checked_row(row: dict[str, Any], now: datetime, notes: RowNotes) -> dict[str, Any]:
-    """One row as it may be stored: its dates trusted, its version a number, its title, abstract and
-    authors within their caps (cut with a note), then rendered as they will be shown (TeX, markup)."""
+    """One stream row as it may be stored: its dates trusted, its version a number, its texts `rendered`."""
     key = str(row.get("id"))
     for name in ("updated", "published"):
         when = parse_time(row.get(name))
@@ -90,9 +89,18 @@ def checked_row(row: dict[str, Any], now: datetime, notes: RowNotes) -> dict[str
             row[name] = kept.isoformat(timespec="seconds")
             if name == "updated":
                 notes.clamped.append((key, why))
+            elif isinstance(row.get("year"), int):
+                row["year"] = kept.year
     upgrade(row)
-    from recommender.text import clean_text  # TeX accents and markup rendered once, as fetch.py does
+    return rendered(row, notes)
 
+
+def rendered(row: dict[str, Any], notes: RowNotes) -> dict[str, Any]:
+    """A row's title, abstract and authors within their caps (cut with a note), then as they will be shown
+    (HTML, LaTeX and TeX accents rendered once, when stored, not on every load); every fetch stores through it."""
+    from recommender.text import clean_text
+
+    key = str(row.get("id"))
     title = _cut(str(row.get("title") or ""), MAX_TITLE, key, "title", notes)
     row["title"] = clean_text(title) or title
     if isinstance(row.get("abstract"), str):

@@ -29,7 +29,8 @@ def corpus_group() -> None:
 @click.argument("name")
 @click.option("--from", "sources", multiple=True, metavar="URL|PATH",
               help="Fetch from here instead: a PMLR .bib URL or file, an OpenReview API base URL, a saved "
-                   "OpenReview .json answer, or a corpus file. Repeat to merge.")
+                   "OpenReview .json answer, a corpus file, or a stream's saved answer or API URL (arxiv: "
+                   "Atom). Repeat to merge.")
 @click.option("--force", is_flag=True, help="Replace the stored corpus even if the new one is much smaller.")
 @click.option("--days", type=click.IntRange(1, 90), default=None, metavar="N",
               help="Streams (arxiv:…) only: keep the papers of the last N days, counted from today (default 7).")

@@ -57,24 +57,32 @@ def config_path() -> Path:
     return json_path if json_path.exists() and not toml_path.exists() else toml_path
 
 
-def load_config(path: Path | None = None) -> dict[str, str]:
-    """The zotero settings in the config file ({} if there is none); a broken file names itself. A config
-    of another user, or one others may write, is refused (NotPrivate): it could send the key elsewhere."""
+def read_config(path: Path | None = None) -> Any:
+    """The whole config file as TOML (or JSON) reads it (None if there is none); a broken file names itself.
+    A config of another user, or one others may write, is refused (NotPrivate): it could send a key elsewhere."""
     from recommender.store import NotPrivate, read_private
 
     path = path or config_path()
     if path.is_dir():
-        return {}
+        return None
     try:
         data = read_private(path, "config file")
         if data is None:
-            return {}
+            return None
         text = data.decode("utf-8")
-        raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except NotPrivate:
         raise
     except (OSError, ValueError) as error:
         raise CredentialsError(f"{path}: cannot read the config file ({_first_line(error)})") from None
+
+
+def load_config(path: Path | None = None) -> dict[str, str]:
+    """The zotero settings in the config file ({} if there is none); see read_config."""
+    path = path or config_path()
+    raw = read_config(path)
+    if raw is None:
+        return {}
     section = raw.get("zotero", raw) if isinstance(raw, dict) else None
     if not isinstance(section, dict):
         raise CredentialsError(f"{path}: expected a table of settings ({', '.join(CONFIG_KEYS)})")

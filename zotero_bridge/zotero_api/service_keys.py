@@ -12,12 +12,10 @@ is never printed or logged; the config file is read only when it is the user's o
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import tomllib
 
-from zotero_bridge.zotero_api.credentials import KEYRING_SERVICE, CredentialsError, config_path
+from zotero_bridge.zotero_api.credentials import KEYRING_SERVICE, CredentialsError, config_path, read_config
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +38,8 @@ def service_key(prefix: str) -> tuple[str | None, str | None]:
 
 
 def _config_table(table: str) -> dict[str, str]:
-    from recommender.store import read_private
-
     path = config_path()
-    if path.is_dir():
-        return {}
-    try:
-        data = read_private(path, "config file")
-        if data is None:
-            return {}
-        raw = json.loads(data) if path.suffix == ".json" else tomllib.loads(data.decode("utf-8"))
-    except (OSError, ValueError) as error:
-        raise CredentialsError(f"{path}: cannot read the config file ({str(error).splitlines()[0]})") from None
+    raw = read_config(path)
     section = raw.get(table) if isinstance(raw, dict) else None
     if section is None:
         return {}

@@ -5,14 +5,15 @@
 
 CiteULike-a users whose items are mostly biology and medicine (by the items' own tags: BIO_TAGS against CS_TAGS,
 never the titles the recommender reads) with 20–200 items; each user's `--held-out` random items are hidden
-and put into a "day" of `--day` other biology/medicine titles that user never saved (a day of a bioRxiv/PubMed-
-like stream: papers of the same fields, which others did save). The rest of the user's items are the library. Each rule ranks the day's papers;
-recall@5/@10 is the share of the hidden papers in the top 5/10 (so recall@10 can reach 1 only with 5 hidden),
-averaged over users, ± the standard error. Titles only (CiteULike-a has no abstracts here).
+in a "day" of `--day` other biology/medicine titles that user never saved (a day of a bioRxiv/PubMed-like
+stream: papers of the same fields, which others did save). The rest of the user's items are the library. Each
+rule ranks the day's papers; recall@5/@10 is the share of the hidden papers in the top 5/10 (so recall@10 can
+reach 1 only with 5 hidden), averaged over users, ± the standard error. Titles only (CiteULike-a has no abstracts
+here).
 
 Rules: the shipped default (dense features, the fused score, the shipped collaborative model, interests on), the
-same without the collaborative model (that model was trained on CiteULike-a, so these users' other items shaped
-it: the leak-free figure is the second row), and plain similarity of the same MiniLM rows (each paper's best
+same without the collaborative model (that model was trained on CiteULike-a, these users' hidden items and the
+day's papers among what it learned from: the leak-free comparison is the second row's), and plain similarity of the same MiniLM rows (each paper's best
 cosine to a library item; and the mean cosine, zotero-arxiv-daily's rule without its recency weights).
 """
 

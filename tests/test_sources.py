@@ -100,9 +100,10 @@ def library(path):
     db.add_item("conferencePaper", {"title": "Proceedings paper", "proceedingsTitle": "Radiology",
                                     "ISSN": "0033-8419"})
     for number, category in enumerate(["cs.CV", "cs.CV", "eess.IV"]):
+        arxiv_id = f"2501.0000{number}"
         db.add_item("preprint", {"title": f"Segmentation preprint {number}", "repository": "arXiv",
-                                 "archiveID": f"arXiv:2501.0000{number}", "url": f"http://arxiv.org/abs/2501.0000{number}",
-                                 "extra": f"arXiv:2501.0000{number} [{category}]", "DOI": f"10.48550/arXiv.2501.0000{number}"})
+                                 "archiveID": f"arXiv:{arxiv_id}", "url": f"http://arxiv.org/abs/{arxiv_id}",
+                                 "extra": f"arXiv:{arxiv_id} [{category}]", "DOI": f"10.48550/arXiv.{arxiv_id}"})
     db.add_item("journalArticle", {"title": "A hospital bulletin note", "publicationTitle": "Hospital Bulletin"})
     db.close()
     return path

@@ -57,8 +57,9 @@ def build(path: Path, *, feeds: bool = True) -> Path:
         db.add_feed_item(meps, "meps-owned-title", {"title": "Recovery of Coral Reefs after Marine Heatwaves",
                                                     "abstractNote": "coral reef recovery"})
         for number in range(3):
-            db.add_feed_item(other, f"prl-{number}", {"title": f"Quantum chromodynamics on the lattice, part {number}",
-                                                      "abstractNote": f"We compute hadron masses with lattice QCD, run {number}."})
+            db.add_feed_item(other, f"prl-{number}", {
+                "title": f"Quantum chromodynamics on the lattice, part {number}",
+                "abstractNote": f"We compute hadron masses with lattice QCD, run {number}."})
     db.close()
     return path
 

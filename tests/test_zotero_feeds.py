@@ -186,3 +186,12 @@ def test_every_schema_zotrec_reads_gives_the_same_feed_papers(tmp_path, userdata
         "zotero-feed:https://doi.org/10.1111/ele.70001", "Warming shifts Daphnia phenology", "10.1111/ele.70001",
         2026, "Ecology Letters", ("Kim Lee", "Ecology Consortium"))
     assert paper.metadata["feed"] == "Ecology Letters" and paper.metadata["published"] == "2026-11-28"
+
+
+def test_without_a_zotero_sqlite_library_the_default_profile_is_looked_for_and_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title={Coral reefs}}\n", encoding="utf-8")
+    result = run("reading-list", "--library", str(library), "--corpus", "zotero:feeds", "--features", "tfidf")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"no zotero.sqlite found (looked in {tmp_path / 'Zotero' / 'zotero.sqlite'})" in result.output

@@ -38,11 +38,13 @@ def test_journals_are_grouped_by_issn_and_title_with_their_counts():
              item("n3", publication="Nature"),  # no ISSN on this one: the title finds the journal
              *[item(f"r{n}", publication="Radiology", issn="0033-8419, 1527-1315") for n in range(4)],
              item("m1", publication="Monthly Notices of the Royal Astronomical Society", issn="00358711"),
-             item("x1", publication="A Local Newsletter"), item("x2", publication="a local newsletter")]
+             item("x1", publication="A Local Newsletter"), item("x2", publication="a local newsletter"),
+             item("s1", publication="Science")]  # no ISSN, but a journal whose feed zotrec knows by name
     found = suggest_sources(items)
     assert [(s.option, s.count) for s in found] == [
         ("openalex:issn:0033-8419", 4), ("feed:https://www.nature.com/nature.rss", 3),
-        ("", 2), ("openalex:issn:0035-8711", 1)]
+        ("", 2), ("openalex:issn:0035-8711", 1),
+        ("feed:https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=science", 1)]
     assert found[0].label == "Radiology (ISSN 0033-8419)" and found[0].kind == "journal"
     assert found[2].label == "A Local Newsletter (no ISSN in the library)"
     assert issns("0004-637X, 1538-4357") == ["0004-637X", "1538-4357"] and issns("") == []

@@ -1,7 +1,7 @@
 """Issue 37's quality check outside machine learning: a biology/medicine day, one real researcher's papers in it.
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/field_recall.py ../shared/data/citeulike-a \
-        [--users 200] [--day 500] [--held-out 5] [--seed 0] [--json OUT]
+        [--users 200] [--day 500] [--held-out 5] [--seed 0] [--json OUT] [--model PATH]
 
 CiteULike-a users whose items are mostly biology and medicine (by the items' own tags: BIO_TAGS against CS_TAGS,
 never the titles the recommender reads) with 20–200 items; each user's `--held-out` random items are hidden
@@ -14,7 +14,9 @@ here).
 Rules: the shipped default (dense features, the fused score, the shipped collaborative model, interests on), the
 same without the collaborative model (that model was trained on CiteULike-a, these users' hidden items and the
 day's papers among what it learned from: the leak-free comparison is the second row's), and plain similarity of the same MiniLM rows (each paper's best
-cosine to a library item; and the mean cosine, zotero-arxiv-daily's rule without its recency weights).
+cosine to a library item; and the mean cosine, zotero-arxiv-daily's rule without its recency weights). `--model`
+adds the default with another collaborative model: `zotrec train` on a copy of CiteULike-a whose users.dat has
+every biology/medicine item taken out (`--write-cold-copy FOLDER` writes it), so no paper of any day was seen.
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ def bio_items(item_tags: list[np.ndarray], tags: list[str]) -> np.ndarray:
     return np.array([len(row) > 0 and bio[row].sum() > cs[row].sum() for row in item_tags])
 
 
+def write_cold_copy(root: Path, folder: Path, users: list[np.ndarray], is_bio: np.ndarray) -> None:
+    """CiteULike-a with every save of a biology/medicine item taken out, for `zotrec train --data citeulike-a:…`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [" ".join(map(str, [len(rest), *rest])) for rest in ([int(i) for i in row if not is_bio[i]]
+                                                                for row in users)]
+    (folder / "users.dat").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "titles.txt").write_text((root / "titles.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    print(f"{folder}: {int(is_bio.sum())} biology/medicine items without saves; now "
+          f"zotrec train --data citeulike-a:{folder} -o cold.npz")
+
+
 def recall(order: np.ndarray, hidden: set[int], ids: list[int], k: int) -> float:
     return len({ids[i] for i in order[:k]} & hidden) / len(hidden)
 
@@ -75,6 +88,10 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--model", type=Path, help="also the default with this collaborative model (`zotrec train` on "
+                        "a copy of the data without the biology/medicine items: none of a day's papers seen)")
+    parser.add_argument("--write-cold-copy", type=Path, metavar="FOLDER",
+                        help="write users.dat and titles.txt without the biology/medicine items' saves, then stop")
     args = parser.parse_args()
     started, cpu = time.perf_counter(), time.process_time()
     users = read_lists(args.root / "users.dat")
@@ -82,6 +99,9 @@ def main() -> None:
     titles = (args.root / "titles.txt").read_text(encoding="utf-8").splitlines()
     tags = (args.root / "tags.dat").read_text(encoding="utf-8").splitlines()
     is_bio = bio_items(item_tags, tags)
+    if args.write_cold_copy:
+        write_cold_copy(args.root, args.write_cold_copy, users, is_bio)
+        return
     rng = np.random.default_rng(args.seed)
     seen: set[tuple[int, ...]] = set()
     fit = [user for user in rng.permutation(len(users))
@@ -97,7 +117,10 @@ def main() -> None:
           f"titles, {args.held_out} held out each; {len(needed)} titles embedded in "
           f"{time.perf_counter() - started:.0f} s", flush=True)
     model = DenseCollaborativeModel.load(SHIPPED_MODEL)
-    rules = ("default", "default without the collaborative model", "best cosine (max)", "mean cosine")
+    models = {"default": model, "default without the collaborative model": None}
+    if args.model:
+        models[f"default with {args.model.name}"] = DenseCollaborativeModel.load(args.model)
+    rules = (*models, "best cosine (max)", "mean cosine")
     scores: dict[str, dict[str, list[float]]] = {rule: {"recall@5": [], "recall@10": []} for rule in rules}
     for user in drawn:
         items = np.random.default_rng([args.seed, user]).permutation(users[user])
@@ -110,7 +133,7 @@ def main() -> None:
         library = [LibraryItem(key=str(item), title=titles[item]) for item in kept]
         day_rows = np.stack([rows[item] for item in ids])
         orders = {}
-        for rule, with_model in (("default", model), ("default without the collaborative model", None)):
+        for rule, with_model in models.items():
             recommender = Recommender(papers, representation=representation, aggregation=DEFAULT_SCORING,
                                       model=with_model, corpus_rows=day_rows)
             place = {paper_id: n for n, paper_id in enumerate(ids)}

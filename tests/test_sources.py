@@ -38,11 +38,13 @@ def test_journals_are_grouped_by_issn_and_title_with_their_counts():
              item("n3", publication="Nature"),  # no ISSN on this one: the title finds the journal
              *[item(f"r{n}", publication="Radiology", issn="0033-8419, 1527-1315") for n in range(4)],
              item("m1", publication="Monthly Notices of the Royal Astronomical Society", issn="00358711"),
-             item("x1", publication="A Local Newsletter"), item("x2", publication="a local newsletter")]
+             item("x1", publication="A Local Newsletter"), item("x2", publication="a local newsletter"),
+             item("s1", publication="Science")]  # no ISSN, but a journal whose feed zotrec knows by name
     found = suggest_sources(items)
     assert [(s.option, s.count) for s in found] == [
         ("openalex:issn:0033-8419", 4), ("feed:https://www.nature.com/nature.rss", 3),
-        ("", 2), ("openalex:issn:0035-8711", 1)]
+        ("", 2), ("openalex:issn:0035-8711", 1),
+        ("feed:https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=science", 1)]
     assert found[0].label == "Radiology (ISSN 0033-8419)" and found[0].kind == "journal"
     assert found[2].label == "A Local Newsletter (no ISSN in the library)"
     assert issns("0004-637X, 1538-4357") == ["0004-637X", "1538-4357"] and issns("") == []
@@ -79,10 +81,13 @@ def test_preprint_servers_by_subject_and_never_as_journals():
 def test_auto_follows_the_top_suggestions_of_the_kinds_it_can_fetch():
     found = [SourceSuggestion("openalex:issn:1", "J", 9, "journal"), SourceSuggestion("arxiv:cs.LG", "a", 5, "arxiv"),
              SourceSuggestion("arxiv:stat.ML", "b", 2, "arxiv"), SourceSuggestion("arxiv:cs.CL", "c", 1, "arxiv")]
-    assert auto_corpora(found, ["arxiv"], top=2) == ["arxiv:cs.LG,stat.ML"]
-    assert auto_corpora(found, ["arxiv", "journal"], top=2) == ["openalex:issn:1", "arxiv:cs.LG"]
-    assert auto_corpora(found, ["arxiv", "journal"], top=3) == ["openalex:issn:1", "arxiv:cs.LG,stat.ML"]
-    assert auto_corpora(found, ["biorxiv"]) == []
+    def only(*prefixes):
+        return lambda option: option.startswith(prefixes)
+
+    assert auto_corpora(found, only("arxiv:"), top=2) == ["arxiv:cs.LG,stat.ML"]
+    assert auto_corpora(found, only("arxiv:", "openalex:"), top=2) == ["openalex:issn:1", "arxiv:cs.LG"]
+    assert auto_corpora(found, only("arxiv:", "openalex:"), top=3) == ["openalex:issn:1", "arxiv:cs.LG,stat.ML"]
+    assert auto_corpora(found, only("biorxiv:")) == []
 
 
 def library(path):
@@ -97,9 +102,10 @@ def library(path):
     db.add_item("conferencePaper", {"title": "Proceedings paper", "proceedingsTitle": "Radiology",
                                     "ISSN": "0033-8419"})
     for number, category in enumerate(["cs.CV", "cs.CV", "eess.IV"]):
+        arxiv_id = f"2501.0000{number}"
         db.add_item("preprint", {"title": f"Segmentation preprint {number}", "repository": "arXiv",
-                                 "archiveID": f"arXiv:2501.0000{number}", "url": f"http://arxiv.org/abs/2501.0000{number}",
-                                 "extra": f"arXiv:2501.0000{number} [{category}]", "DOI": f"10.48550/arXiv.2501.0000{number}"})
+                                 "archiveID": f"arXiv:{arxiv_id}", "url": f"http://arxiv.org/abs/{arxiv_id}",
+                                 "extra": f"arXiv:{arxiv_id} [{category}]", "DOI": f"10.48550/arXiv.{arxiv_id}"})
     db.add_item("journalArticle", {"title": "A hospital bulletin note", "publicationTitle": "Hospital Bulletin"})
     db.close()
     return path
@@ -147,7 +153,12 @@ def test_daily_corpus_auto_follows_the_library_s_arxiv_categories(tmp_path):
         fake.add(*[paper(n, now - timedelta(hours=2 + n % 10), categories=("cs.CV",),
                          title=f"Chest image segmentation study {n}", abstract=f"Segmentation of chest images, {n}.")
                    for n in range(11, 16)])
-        database = library(tmp_path / "zotero.sqlite")
+        db = ZoteroDatabase(tmp_path / "zotero.sqlite", seed=39)  # an arXiv reader: only arXiv items
+        for number, category in enumerate(["cs.CV", "cs.CV", "eess.IV"]):
+            db.add_item("preprint", {"title": f"Segmentation preprint {number}", "repository": "arXiv",
+                                     "extra": f"arXiv:2501.0000{number} [{category}]"})
+        db.close()
+        database = tmp_path / "zotero.sqlite"
         result = CliRunner().invoke(cli, ["daily", "--library", str(database), "--corpus", "auto", "--from", url,
                                           "--features", "tfidf", "-n", "3", "--atom", str(tmp_path / "day.xml")])
         assert result.exit_code == 0, result.output
@@ -157,3 +168,22 @@ def test_daily_corpus_auto_follows_the_library_s_arxiv_categories(tmp_path):
         assert (tmp_path / "day.xml").read_text(encoding="utf-8").count("<entry>") == 3
     finally:
         fake.stop()
+
+
+def test_export_files_keep_the_journal_and_issn_sources_needs(tmp_path):
+    from zotero_bridge.sources.files import read_library_file
+    from zotero_bridge.sources.zotero_json import item_from_zotero_json
+
+    bib = tmp_path / "lib.bib"
+    bib.write_text("@article{a, title={Chest CT}, journal={Radiology}, issn={0033-8419}}\n", encoding="utf-8")
+    ris = tmp_path / "lib.ris"
+    ris.write_text("TY  - JOUR\nTI  - Chest CT\nJO  - Radiology\nSN  - 0033-8419\nER  - \n", encoding="utf-8")
+    csl = tmp_path / "lib.json"
+    csl.write_text(json.dumps([{"id": "c", "type": "article-journal", "title": "Chest CT",
+                                "container-title": "Radiology", "ISSN": "0033-8419"}]), encoding="utf-8")
+    for path in (bib, ris, csl):
+        [found], _ = read_library_file(path)
+        assert (found.publication, found.issn) == ("Radiology", "0033-8419"), path.suffix
+    web = item_from_zotero_json({"key": "K", "itemType": "conferencePaper", "title": "T",
+                                 "proceedingsTitle": "Proceedings of MICCAI", "ISSN": "0302-9743"}, where="api")
+    assert (web.publication, web.issn) == ("Proceedings of MICCAI", "0302-9743")

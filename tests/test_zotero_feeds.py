@@ -57,8 +57,9 @@ def build(path: Path, *, feeds: bool = True) -> Path:
         db.add_feed_item(meps, "meps-owned-title", {"title": "Recovery of Coral Reefs after Marine Heatwaves",
                                                     "abstractNote": "coral reef recovery"})
         for number in range(3):
-            db.add_feed_item(other, f"prl-{number}", {"title": f"Quantum chromodynamics on the lattice, part {number}",
-                                                      "abstractNote": f"We compute hadron masses with lattice QCD, run {number}."})
+            db.add_feed_item(other, f"prl-{number}", {
+                "title": f"Quantum chromodynamics on the lattice, part {number}",
+                "abstractNote": f"We compute hadron masses with lattice QCD, run {number}."})
     db.close()
     return path
 
@@ -140,3 +141,57 @@ def test_the_feed_corpus_file_is_rewritten_only_when_it_changes(tmp_path):
         db.execute("UPDATE feedItems SET readTime = '2026-12-02 10:00:00' WHERE guid = 'prl-0'")
     assert feed_corpus_file("zotero:feeds", [str(database)]) == path
     assert "prl-0" not in path.read_text(encoding="utf-8")
+
+
+def test_sync_names_its_collection_after_the_feeds():
+    from zotero_bridge.cli.sync import default_collection_name
+
+    assert default_collection_name(["zotero:feeds"]) == "Recommended · Zotero feeds"
+    assert default_collection_name(["zotero:feeds:Nature", "arxiv:cs.LG"]) == (
+        "Recommended · Zotero feed Nature · arXiv cs.LG")
+    assert default_collection_name(["zotero:feeds", "icml2025"]) == "Recommended · ICML 2025"
+
+
+def test_sources_and_auto_put_the_followed_feeds_first(tmp_path):
+    database = build(tmp_path / "zotero.sqlite")
+    result = run("sources", "--library", str(database))
+    assert result.exit_code == 0, result.output
+    first, second = result.stdout.splitlines()[1:3]
+    assert " ".join(first.split()) == "--corpus zotero:feeds # the 2 feeds you follow in Zotero, unread: 6 items"
+    assert second.startswith("# Marine Ecology Progress Series (no ISSN in the library): 5 items")
+    result = run("daily", "--library", str(database), "--corpus", "auto", "--features", "tfidf",
+                 "--atom", str(tmp_path / "day.xml"))
+    assert result.exit_code == 0, result.output
+    assert "--corpus auto: zotero:feeds (from what the library reads)" in result.output
+    assert (tmp_path / "day.xml").read_text(encoding="utf-8").count("<entry>") == 6
+
+
+@pytest.mark.parametrize("userdata", [123, 125, 129])  # Zotero 7–8, 9, 10
+def test_every_schema_zotrec_reads_gives_the_same_feed_papers(tmp_path, userdata):
+    from zotero_bridge.sources.feeds import feed_papers
+    from zotero_bridge.sources.sqlite import read_sqlite_feeds
+
+    db = ZoteroDatabase(tmp_path / "zotero.sqlite", userdata=userdata, seed=userdata)
+    feed = db.add_feed("Ecology Letters", "https://onlinelibrary.wiley.com/feed/14610248/most-recent")
+    db.add_feed_item(feed, "https://doi.org/10.1111/ele.70001", {
+        "title": "Warming shifts <i>Daphnia</i> phenology", "abstractNote": "Lakes warm earlier.",
+        "DOI": "10.1111/ele.70001", "date": multipart_date("2026-11-28", "2026-11-28"),
+        "publicationTitle": "Ecology Letters", "extra": ""}, creators=[("Kim", "Lee"), ("Ecology Consortium",)])
+    db.add_feed_item(feed, "read-one", {"title": "An old one"}, read="2026-11-29 10:00:00")
+    db.close()
+    found = feed_papers(read_sqlite_feeds(str(tmp_path / "zotero.sqlite")))
+    assert found.read == 1 and found.feeds == ["Ecology Letters"]
+    [paper] = found.papers
+    assert (paper.id, paper.title, paper.doi, paper.year, paper.venue, paper.authors) == (
+        "zotero-feed:https://doi.org/10.1111/ele.70001", "Warming shifts Daphnia phenology", "10.1111/ele.70001",
+        2026, "Ecology Letters", ("Kim Lee", "Ecology Consortium"))
+    assert paper.metadata["feed"] == "Ecology Letters" and paper.metadata["published"] == "2026-11-28"
+
+
+def test_without_a_zotero_sqlite_library_the_default_profile_is_looked_for_and_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title={Coral reefs}}\n", encoding="utf-8")
+    result = run("reading-list", "--library", str(library), "--corpus", "zotero:feeds", "--features", "tfidf")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"no zotero.sqlite found (looked in {tmp_path / 'Zotero' / 'zotero.sqlite'})" in result.output

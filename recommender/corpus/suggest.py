@@ -13,25 +13,29 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from recommender.items import LibraryItem
 from recommender.text import title_key
 
-# Journals whose own table-of-contents feed we know (publisher pages list them); keyed by every ISSN.
-JOURNAL_FEEDS = {
-    ("0028-0836", "1476-4687"): "https://www.nature.com/nature.rss",
-    ("2041-1723",): "https://www.nature.com/ncomms.rss",
-    ("2045-2322",): "https://www.nature.com/srep.rss",
-    ("0036-8075", "1095-9203"): "https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=science",
-    ("2375-2548",): "https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=sciadv",
-    ("0027-8424", "1091-6490"): "https://www.pnas.org/action/showFeed?type=etoc&feed=rss&jc=pnas",
-    ("1932-6203",): "https://journals.plos.org/plosone/feed/atom",
-    ("1544-9173", "1545-7885"): "https://journals.plos.org/plosbiology/feed/atom",
-    ("2050-084X",): "https://elifesciences.org/rss/recent.xml",
-}
-_FEED_BY_ISSN = {issn: url for issns, url in JOURNAL_FEEDS.items() for issn in issns}
+# Journals whose own table-of-contents feed we know (publisher pages list them): (titles, ISSNs, feed).
+JOURNAL_FEEDS = (
+    (("Nature",), ("0028-0836", "1476-4687"), "https://www.nature.com/nature.rss"),
+    (("Nature Communications",), ("2041-1723",), "https://www.nature.com/ncomms.rss"),
+    (("Scientific Reports",), ("2045-2322",), "https://www.nature.com/srep.rss"),
+    (("Science",), ("0036-8075", "1095-9203"),
+     "https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=science"),
+    (("Science Advances",), ("2375-2548",), "https://www.science.org/action/showFeed?type=etoc&feed=rss&jc=sciadv"),
+    (("Proceedings of the National Academy of Sciences", "PNAS",
+      "Proceedings of the National Academy of Sciences of the United States of America"), ("0027-8424", "1091-6490"),
+     "https://www.pnas.org/action/showFeed?type=etoc&feed=rss&jc=pnas"),
+    (("PLOS ONE",), ("1932-6203",), "https://journals.plos.org/plosone/feed/atom"),
+    (("PLOS Biology",), ("1544-9173", "1545-7885"), "https://journals.plos.org/plosbiology/feed/atom"),
+    (("eLife",), ("2050-084X",), "https://elifesciences.org/rss/recent.xml"),
+)
+_FEED_BY_ISSN = {issn: url for _, issns, url in JOURNAL_FEEDS for issn in issns}
+_FEED_BY_TITLE = {title_key(name): (url, issns[0]) for names, issns, url in JOURNAL_FEEDS for name in names}
 BIORXIV_SUBJECTS = (
     "Animal Behavior and Cognition", "Biochemistry", "Bioengineering", "Bioinformatics", "Biophysics",
     "Cancer Biology", "Cell Biology", "Clinical Trials", "Developmental Biology", "Ecology", "Epidemiology",
@@ -79,11 +83,11 @@ def suggest_sources(items: Iterable[LibraryItem]) -> list[SourceSuggestion]:
     return sorted(found, key=lambda s: (-s.count, s.label.casefold(), s.option))
 
 
-def auto_corpora(suggestions: Sequence[SourceSuggestion], kinds: Iterable[str], top: int = 3) -> list[str]:
-    """The options `daily --corpus auto` follows: the `top` suggestions of the kinds the caller can fetch, the
-    arXiv categories among them as one corpus (`arxiv:cs.CV,eess.IV`: one listing, each paper once)."""
-    allowed = set(kinds)
-    chosen = [s for s in suggestions if s.kind in allowed and s.option][:top]
+def auto_corpora(suggestions: Sequence[SourceSuggestion], can_follow: Callable[[str], bool],
+                 top: int = 3) -> list[str]:
+    """The options `daily --corpus auto` follows: the `top` suggestions whose option `can_follow` (a source
+    with an adapter), the arXiv categories among them as one corpus (`arxiv:cs.CV,eess.IV`: each paper once)."""
+    chosen = [s for s in suggestions if s.option and can_follow(s.option)][:top]
     categories = [s.option.removeprefix("arxiv:") for s in chosen if s.kind == "arxiv"]
     options = []
     for suggestion in chosen:
@@ -123,7 +127,10 @@ def _journals(items: Sequence[LibraryItem]) -> list[SourceSuggestion]:
         name = names.most_common(1)[0][0] if names else key
         every = list(dict.fromkeys(issn for item in members for issn in issns(item.issn)))
         if key.startswith("title:"):
-            found.append(SourceSuggestion("", f"{name} (no ISSN in the library)", len(members), "journal"))
+            known = _FEED_BY_TITLE.get(key.removeprefix("title:"))
+            found.append(SourceSuggestion(f"feed:{known[0]}", f"{name} (ISSN {known[1]})", len(members), "journal")
+                         if known else SourceSuggestion("", f"{name} (no ISSN in the library)", len(members),
+                                                        "journal"))
             continue
         feed = next((_FEED_BY_ISSN[issn] for issn in [key, *every] if issn in _FEED_BY_ISSN), None)
         option = f"feed:{feed}" if feed else f"openalex:issn:{key}"

@@ -66,7 +66,8 @@ def feed_corpus_file(spec: str, libraries: Sequence[str], *, alone: bool = True)
 
 
 def _row(paper) -> dict:
-    return {"id": paper.id, "title": "" if paper.title_derived else paper.title, "abstract": paper.abstract, "authors": list(paper.authors),
+    return {"id": paper.id, "title": "" if paper.title_derived else paper.title, "abstract": paper.abstract,
+            "authors": list(paper.authors),
             "url": paper.url, "doi": paper.doi, "year": paper.year, "venue": paper.venue, **paper.metadata}
 
 

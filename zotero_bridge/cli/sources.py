@@ -1,6 +1,6 @@
-"""`zotrec sources`: what the library already reads (its journals, arXiv categories, bioRxiv/medRxiv subjects),
-as ready-to-paste `--corpus` options (recommender/corpus/suggest.py); and `daily --corpus auto`, which follows
-the top of that list."""
+"""`zotrec sources`: what the library already reads (the feeds it follows in Zotero, its journals, arXiv
+categories, bioRxiv/medRxiv subjects), as ready-to-paste `--corpus` options (recommender/corpus/suggest.py); and
+`daily --corpus auto`, which follows the top of that list."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ import click
 from zotero_bridge.cli.common import friendly_errors, read_sources, source_options, source_settings
 
 AUTO = "auto"
-# What `daily --corpus auto` can follow today: kinds with a fetching adapter (stream sources add theirs).
-AUTO_KINDS = ("arxiv",)
 
 
 @click.command("sources")
@@ -36,7 +34,7 @@ def sources_command(libraries, library_id, library_type, api_key, endpoint, top_
     from recommender.corpus.suggest import suggest_sources
 
     read = read_sources(libraries, source_settings(library_id, library_type, api_key, endpoint))
-    found = suggest_sources(read.items)
+    found = [*followed_feeds(libraries), *suggest_sources(read.items)]
     if fmt == "json":
         from recommender.formats.output import safe_json
 
@@ -71,6 +69,27 @@ def render_sources(found, items: int, total: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def followed_feeds(libraries: Sequence[str]) -> list:
+    """`zotero:feeds` first when a zotero.sqlite given as --library follows feeds (its count: their unread items)."""
+    from recommender.corpus.suggest import SourceSuggestion
+    from recommender.words import plural
+    from zotero_bridge.sources.dispatch import parse_library_spec
+    from zotero_bridge.sources.feeds import FEEDS_SCHEME, feed_papers, feeds_database
+    from zotero_bridge.sources.sqlite import read_sqlite_feeds
+
+    if not any(parse_library_spec(spec).kind == "zotero:sqlite" for spec in libraries):
+        return []
+    found = read_sqlite_feeds(feeds_database(libraries))
+    if not found.feeds:
+        return []
+    from recommender.scoring.owned import CorpusKeys
+
+    unread = feed_papers(found).papers
+    new = len(unread) - int(CorpusKeys(unread).owned(found.library.items).sum())  # as zotero:feeds ranks them
+    return [SourceSuggestion(FEEDS_SCHEME, f"the {plural(len(found.feeds), 'feed')} you follow in Zotero, unread",
+                             new, "zotero-feeds")]
+
+
 def with_auto_corpora(corpora: Sequence[str], libraries: Sequence[str], settings, top: int = 3) -> list[str]:
     """`corpora` with `auto` replaced by the library's top suggestions that daily can fetch, said in a line."""
     if AUTO not in corpora:
@@ -78,9 +97,14 @@ def with_auto_corpora(corpora: Sequence[str], libraries: Sequence[str], settings
     import logging
 
     from recommender.corpus.suggest import auto_corpora, suggest_sources
+    from recommender.streams import STREAMS
     from zotero_bridge.errors import SourceError
 
-    chosen = auto_corpora(suggest_sources(read_sources(libraries, settings).items), AUTO_KINDS, top)
+    def can_follow(option: str) -> bool:  # a stream with an adapter (recommender/streams.py)
+        return option.partition(":")[0] in STREAMS
+
+    feeds = [s.option for s in followed_feeds(libraries) if s.count]
+    chosen = feeds + auto_corpora(suggest_sources(read_sources(libraries, settings).items), can_follow, top)
     if not chosen:
         raise SourceError("--corpus auto: the library names no source daily can follow yet (see `zotrec sources "
                           "--library …`); give one with --corpus")

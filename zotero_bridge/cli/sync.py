@@ -102,12 +102,15 @@ def sync_command(library, group, library_id, library_type, api_key, endpoint, co
 
 
 def default_collection_name(corpus_paths) -> str:
-    """'Recommended · arXiv cs.LG' for stream corpora, else 'Recommended · ICML 2025'."""
+    """'Recommended · arXiv cs.LG' for stream corpora ('… · Zotero feeds' for zotero:feeds), else
+    'Recommended · ICML 2025'."""
     from recommender.streams import stream_source
+    from zotero_bridge.sources.feeds import feeds_label, is_feeds_spec
 
-    streams = [stream for stream in map(stream_source, corpus_paths) if stream is not None]
-    if streams and len(streams) == len(corpus_paths):
-        return "Recommended · " + " · ".join(stream.label for stream in streams)
+    labels = [feeds_label(spec) if is_feeds_spec(spec) else getattr(stream_source(spec), "label", "")
+              for spec in corpus_paths]
+    if labels and all(labels):
+        return "Recommended · " + " · ".join(labels)
     return DEFAULT_COLLECTION_NAME
 
 

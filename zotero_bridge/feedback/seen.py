@@ -23,6 +23,7 @@ from recommender.words import plural
 from zotero_bridge.errors import BridgeError
 from zotero_bridge.feedback import memory as history
 from zotero_bridge.feedback.memory import MemoryDamaged, check_whole, is_locked, unusable
+from zotero_bridge.sources.feeds import FEED_ID_PREFIX
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (
@@ -32,9 +33,9 @@ CREATE TABLE IF NOT EXISTS seen (
 
 
 def is_daily(corpus_id: str) -> bool:
-    """A paper of a daily corpus (shown once: a stream's, recommender/corpus/stream.py), as opposed to a
-    conference's fixed list."""
-    return is_stream_id(corpus_id)
+    """A paper of a daily corpus (shown once: a stream's, recommender/corpus/stream.py, or an item of the
+    feeds followed in Zotero, zotero_bridge/sources/feeds.py), as opposed to a conference's fixed list."""
+    return is_stream_id(corpus_id) or corpus_id.startswith(FEED_ID_PREFIX)
 
 
 def library_key(specs: Sequence[str], options=None) -> str:

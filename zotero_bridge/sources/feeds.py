@@ -34,6 +34,12 @@ def feed_name(spec: str) -> str:
     return spec[len(FEEDS_SCHEME) + 1:].strip() if spec.startswith(FEEDS_SCHEME + ":") else ""
 
 
+def feeds_label(spec: str) -> str:
+    """'Zotero feeds', or 'Zotero feed NAME' for one feed (a collection's name, a list's title)."""
+    name = feed_name(spec)
+    return f"Zotero feed {name}" if name else "Zotero feeds"
+
+
 def feeds_database(libraries: Sequence[str]) -> str:
     """The zotero.sqlite whose feeds to read: the one `--library` names ('' = the default profile's)."""
     for spec in libraries:

@@ -273,3 +273,21 @@ def test_a_stream_fetch_onto_a_full_disk_keeps_the_stored_corpus_whole(arxiv, mo
     assert result.exit_code == 1 and len(error) == 1, result.output
     assert "No space left" in error[0] and "kept the stored corpus 'arxiv-cs.lg' as it was (5 papers)" in error[0]
     assert len(stored(disk)) == 5 and sorted(p.name for p in (disk / "corpora").iterdir()) == ["arxiv-cs.lg.json"]
+
+
+def test_a_clock_a_year_ahead_keeps_the_stored_corpus(arxiv, data_dir, caplog):
+    """Every stored paper leaving at once while the service gives none in the window is the clock, not the news:
+    the stored corpus stays whole and the user is told (a daily run a year ahead used to empty it)."""
+    from recommender.corpus.http import FetchSettings
+    from recommender.corpus.stream import fetch_stream
+    from recommender.streams import stream_source
+
+    arxiv.add(*[version(n, now() - timedelta(days=n % 6, hours=1)) for n in range(1, 11)])
+    assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 10
+    kept = (data_dir / "corpora" / "arxiv-cs.lg.json").read_bytes()
+    ahead = now() + timedelta(days=365)
+    report = fetch_stream(stream_source(NAME), [arxiv.url], FetchSettings(sleep=lambda s: None), days=7, now=ahead)
+    assert report.papers == 10 and report.expired == 0 and not report.changed
+    assert (data_dir / "corpora" / "arxiv-cs.lg.json").read_bytes() == kept
+    assert "every stored one is older" in caplog.text and "the stored corpus is kept" in caplog.text
+    assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 10  # the clock back: all there

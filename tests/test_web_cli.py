@@ -200,3 +200,25 @@ def test_from_url_asks_another_base_for_the_same_api(doubles, monkeypatch):
     monkeypatch.setenv("ZOTREC_BIORXIV_API", "http://127.0.0.1:9/")  # the default would fail: --from wins
     out = run("corpus", "fetch", "medrxiv:radiology", "--from", base)
     assert "4 new" in out and medrxiv.requests[0]["path"].startswith("/details/medrxiv/")
+
+
+def test_a_quiet_first_day_of_one_stream_leaves_the_daily_run_to_the_others(doubles, tmp_path, monkeypatch):
+    """A medRxiv subject with nothing in its window yet (no stored corpus) is a warning; the feed is ranked."""
+    medrxiv, feed = doubles
+    medrxiv.preprints = []
+    atom = tmp_path / "day.xml"
+    out = run("daily", "--library", LIBRARY, "--corpus", "medrxiv:radiology", "--corpus", f"feed:{feed.url}",
+              "-n", "10", "--features", "tfidf", "--atom", str(atom))
+    assert "gave no papers in medRxiv" in out and "the other corpora are ranked" in out, out
+    import feedparser
+
+    assert len(feedparser.parse(atom.read_bytes()).entries) == 2  # the feed's two items
+
+
+def test_from_with_several_streams_is_a_usage_error(doubles, tmp_path):
+    _, feed = doubles
+    result = CliRunner().invoke(cli, ["daily", "--library", LIBRARY, "--corpus", "medrxiv:radiology", "--corpus",
+                                      f"feed:{feed.url}", "--from", str(tmp_path / "x.json"), "--atom",
+                                      str(tmp_path / "day.xml")])
+    assert result.exit_code == 2 and "--from stands for one source's answer" in result.output
+    assert "Traceback" not in result.output

@@ -123,6 +123,11 @@ class StreamSource(ABC):
         return self.pause_s
 
 
+class NoPapersYet(FetchError):
+    """A stream's first fetch found nothing in its window, so no stored corpus exists yet (a quiet niche
+    query, a new subject): `daily` goes on with its other corpora."""
+
+
 @dataclass
 class StreamReport(MergeCounts):
     """What a stream fetch read and changed (the merge's counts, stream_rows.MergeCounts, and the fetch's own);
@@ -233,16 +238,32 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     report.read = len(rows)
     report.skipped = [skipped for page in pages for skipped in page.skipped]
     report.cross_listed = len({str(row["id"]) for row in rows if source.cross_listed(row)})
+    before = dict(stored)
     merge(stored, rows, report.window_start, source.wanted, report)
+    if before and not stored:
+        _keep_stale(source, before, stored, report, now)
     report.papers = len(stored)
     report.seconds = time.perf_counter() - started
     report.changed = report.changed or memory != remembered
     if report.changed:
         _save(source, stored, report, urls + files, memory)
     elif header is None:
-        raise FetchError(f"{source.service} gave no papers in {source.label} for the last {days} days"
+        raise NoPapersYet(f"{source.service} gave no papers in {source.label} for the last {days} days"
                          + "".join(f"; {line}" for line in left_out_lines(report)) + "; nothing was saved")
     return report
+
+
+def _keep_stale(source: StreamSource, before: dict[str, dict[str, Any]], stored: dict[str, dict[str, Any]],
+                report: StreamReport, now: datetime) -> None:
+    """Every stored paper would leave at once while the service gave none in the window: that is a clock set
+    ahead (or a source gone quiet), not a day's news, so the stored corpus stays as it is and the user is told."""
+    newest = max(row_time(row) for row in before.values())
+    stored.update(before)
+    report.expired = 0
+    report.changed = bool(report.notes.clamped)
+    log.warning(f"{source.label}: no paper of the {report.days}-day window counted from today ({now.date()}) came, "
+                f"and every stored one is older (the newest is of {newest.date()}); the stored corpus is kept as "
+                f"it is. If this computer's clock is right, `zotrec corpus remove {source.name}` clears it.")
 
 
 def _live_pages(source: StreamSource, lister: Lister, url: str, stop_at: datetime) -> list[StreamPage]:

@@ -86,7 +86,7 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
         if line:
             log.info(line)
         corpora = with_auto_corpora(corpora, libraries, source_settings(library_id, library_type, api_key, endpoint))
-        fetched = _fetch(corpora, sources, days)
+        fetched, corpora = _fetch(corpora, sources, days)
         summary = {"fetched": fetched, "missed": missed}
         delivery = Delivery(atom_file, feed_url, tuple(mail_to), mail_empty, days)
         summary.update(_rank_and_deliver(libraries, (library_id, library_type, api_key, endpoint), corpora,
@@ -95,19 +95,31 @@ def daily_command(libraries, library_id, library_type, api_key, endpoint, corpor
         state.mark_done(today, summary)  # only after every delivery succeeded: a failed one does the day again
 
 
-def _fetch(corpora, sources, days) -> dict:
-    """Each stream corpus brought up to date (zotero_bridge/cli/corpus.py's fetch); a stored corpus as it is."""
+def _fetch(corpora, sources, days) -> tuple[dict, list]:
+    """Each stream corpus brought up to date (zotero_bridge/cli/corpus.py's fetch); a stored corpus as it is.
+    Returns the counts and the corpora to rank: a stream whose first fetch found nothing yet is left out, with
+    a warning, while another corpus is left to rank."""
+    from recommender.corpus.stream import NoPapersYet
     from recommender.streams import stream_source
     from zotero_bridge.cli.corpus import fetch_stream_logged
 
-    counts = {}
-    for name in corpora:
-        stream = stream_source(name)
-        if stream is None:
+    streams = {name: stream for name in corpora if (stream := stream_source(name)) is not None}
+    if sources and len(streams) > 1:
+        raise click.UsageError(f"--from stands for one source's answer, and this run fetches {len(streams)} "
+                               "streams; give each its own run, or set its API address in the environment "
+                               "(docs/streams.md)")
+    counts, quiet = {}, set()
+    for name, stream in streams.items():
+        try:
+            report = fetch_stream_logged(stream, sources, days)
+        except NoPapersYet as error:
+            quiet.add(name)
+            if len(quiet) == len(corpora):  # nothing at all to rank
+                raise
+            log.warning(f"{error}; the other corpora are ranked")
             continue
-        report = fetch_stream_logged(stream, sources, days)
         counts[stream.name] = {"new": len(report.new), "updated": len(report.updated), "papers": report.papers}
-    return counts
+    return counts, [name for name in corpora if name not in quiet]
 
 
 @dataclass(frozen=True)

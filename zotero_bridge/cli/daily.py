@@ -33,14 +33,16 @@ from zotero_bridge.cli.common import (
 
 @click.command("daily")
 @source_options
-@click.option("--corpus", "corpora", multiple=True, required=True, metavar="arxiv:CATEGORY[,…]|NAME",
-              help="What to rank: arxiv:cs.LG,stat.ML (fetched first), beside any stored corpus. Repeatable.")
+@click.option("--corpus", "corpora", multiple=True, required=True, metavar="STREAM|NAME|auto",
+              help="What to rank: a stream (arxiv:cs.LG,stat.ML, medrxiv:radiology, feed:URL, pubmed:QUERY, "
+                   "openalex:FILTER, zotero:feeds; fetched first), any stored corpus, or auto (what `zotrec "
+                   "sources` proposes for the library). Repeatable.")
 @click.option("--days", type=click.IntRange(1, 90), default=7, show_default=True,
               help="The window: papers of the last N days are candidates (and missed days are caught up).")
 @click.option("-n", "--top", "top_n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Papers a day.")
 @click.option("--from", "sources", multiple=True, metavar="URL|PATH",
-              help="Fetch from this arXiv API URL or saved Atom answer instead of export.arxiv.org.")
+              help="Fetch the one stream corpus from this API URL or saved answer instead of its service.")
 @click.option("--atom", "atom_file", metavar="FILE",
               help="Keep an Atom feed in FILE: the window's picks, newest first.")
 @click.option("--feed-url", metavar="URL", default=None,

@@ -291,3 +291,12 @@ def test_a_clock_a_year_ahead_keeps_the_stored_corpus(arxiv, data_dir, caplog):
     assert (data_dir / "corpora" / "arxiv-cs.lg.json").read_bytes() == kept
     assert "every stored one is older" in caplog.text and "the stored corpus is kept" in caplog.text
     assert fetch("--from", arxiv.url).exit_code == 0 and len(stored(data_dir)) == 10  # the clock back: all there
+
+
+def test_an_answer_declaring_an_encoding_no_codec_has_is_one_line(tmp_path):
+    """feedparser raises on an encoding name it cannot look up; the fetch says so in a line (the web fuzz found it)."""
+    path = tmp_path / "odd.xml"
+    path.write_bytes(b'<?xml version="1.0" encoding="UTF\x00-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"></feed>')
+    result = CliRunner().invoke(cli, ["corpus", "fetch", NAME, "--from", str(path)])
+    assert result.exit_code == 1 and "not an arXiv API Atom answer" in result.output, result.output
+    assert "Traceback" not in result.output and "hit a bug" not in result.output

@@ -17,8 +17,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from recommender.corpus.stream import AnswerError, StreamPage
-from recommender.corpus.stream_rows import check_markup, flat
+from recommender.corpus.stream import AnswerError, StreamPage, parse_xml_feed
+from recommender.corpus.stream_rows import flat
 from recommender.items import Skipped
 
 ABS_SITE = "https://arxiv.org/abs/"
@@ -33,16 +33,7 @@ _LAST = datetime(9999, 12, 30, tzinfo=UTC)
 def parse_answer(body: bytes, where: str) -> StreamPage:
     """An arXiv API answer → its rows; raises AnswerError for arXiv's error feed or a body that is no
     feed (an HTML page, text cut short, markup beyond any answer's)."""
-    import feedparser
-
-    try:
-        check_markup(bytes(body), where, MAX_ENTRIES)
-    except ValueError as error:
-        raise AnswerError(str(error)) from None
-    try:
-        parsed = feedparser.parse(bytes(body))
-    except (ValueError, LookupError) as error:  # an encoding name feedparser cannot use ("utf\0-8", "x-nope")
-        raise AnswerError(f"{where}: not an arXiv API Atom answer ({str(error)[:160]})") from None
+    parsed = parse_xml_feed(body, where, MAX_ENTRIES, "an arXiv API Atom answer")
     feed = parsed.get("feed", {})
     entries = parsed.get("entries", [])
     if parsed.get("bozo") and not entries and "opensearch_totalresults" not in feed:

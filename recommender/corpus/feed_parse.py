@@ -17,8 +17,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from recommender.corpus.stream import AnswerError, StreamPage
-from recommender.corpus.stream_rows import check_markup
+from recommender.corpus.stream import AnswerError, StreamPage, parse_xml_feed
 from recommender.corpus.web_rows import add_rows, day, find_doi, plain, row, stamp
 
 MAX_ITEMS = 2_000  # a TOC feed holds tens of items; its markup is bounded as for this many
@@ -28,16 +27,7 @@ _BYLINE = re.compile(r"^\s*<p>\s*by [^<]{1,2000}</p>", re.IGNORECASE)  # PLOS op
 
 def parse_feed(body: bytes, where: str, *, fetched: datetime | None = None) -> StreamPage:
     """A feed's bytes → its rows; items without a date are dated `fetched` (when they were first seen)."""
-    import feedparser
-
-    try:
-        check_markup(bytes(body), where, MAX_ITEMS)
-    except ValueError as error:
-        raise AnswerError(str(error)) from None
-    try:
-        parsed = feedparser.parse(bytes(body))
-    except (ValueError, LookupError) as error:  # an encoding name feedparser cannot use ("utf\0-8", "x-nope")
-        raise AnswerError(f"{where}: not an RSS or Atom feed ({str(error)[:160]})") from None
+    parsed = parse_xml_feed(body, where, MAX_ITEMS, "an RSS or Atom feed")
     version = parsed.get("version") or ""
     entries = parsed.get("entries") or []
     if not version or (not entries and parsed.get("bozo")):

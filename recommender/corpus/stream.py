@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 from recommender.bounded_http import Limits
 from recommender.corpus.http import NOT_MODIFIED, FetchError, FetchSettings, FetchStats, Http
 from recommender.corpus.store import not_saved, read_stored, save_corpus, stored_path
-from recommender.corpus.stream_rows import (MergeCounts, RowNotes, checked_row, merge, row_time, trusted,
-                                             upgrade)
+from recommender.corpus.stream_rows import (MergeCounts, RowNotes, check_markup, checked_row, merge, row_time,
+                                             trusted, upgrade)
 from recommender.errors import InputError, RecommenderError
 from recommender.items import Skipped
 from recommender.retry import Retry
@@ -47,6 +47,21 @@ class AnswerError(ValueError):
     def __init__(self, message: str, *, complete: bool = True) -> None:
         super().__init__(message)
         self.complete = complete
+
+
+def parse_xml_feed(body: bytes, where: str, entries: int, what: str) -> Any:
+    """feedparser's reading of an RSS or Atom answer, its markup bounded first (stream_rows.check_markup); an
+    answer feedparser cannot start on (an encoding name such as "utf\\0-8") is one AnswerError: not `what`."""
+    import feedparser
+
+    try:
+        check_markup(bytes(body), where, entries)
+    except ValueError as error:
+        raise AnswerError(str(error)) from None
+    try:
+        return feedparser.parse(bytes(body))
+    except (ValueError, LookupError) as error:
+        raise AnswerError(f"{where}: not {what} ({str(error)[:160]})") from None
 
 
 @dataclass

@@ -35,3 +35,21 @@ def test_the_readme_is_short_and_shows_a_reading_list_in_its_first_screen():
     picture = next(number for number, line in enumerate(lines) if line.startswith("!["))
     assert picture < 24 and "docs/reading-list.png" in lines[picture]
     assert (REPO / "docs" / "reading-list.png").stat().st_size > 10_000
+
+
+
+def heading_anchor(title: str) -> str:
+    """The anchor GitHub and MkDocs give a heading of words, spaces, backticks and brackets."""
+    return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", title).strip().lower())
+
+
+def test_the_readmes_links_into_the_docs_reach_a_page_and_its_heading():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    assert len(links) >= 10
+    for page, anchor in links:
+        assert (REPO / page).is_file(), page
+        if anchor:
+            text = (REPO / page).read_text(encoding="utf-8")
+            anchors = {heading_anchor(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+            assert anchor in anchors, (page, anchor)

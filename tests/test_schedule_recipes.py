@@ -1,6 +1,7 @@
-"""The README's scheduling recipes work as written (issue 38): one install path (`pipx install .`, which makes
-~/.local/bin/zotrec) in every recipe, a log for each, the systemd units pass `systemd-analyze verify` (where it
-exists) once that install's `zotrec` is there, and the launchd plist parses with plistlib."""
+"""The scheduling recipes (docs/sources.md, once the README's) work as written (issue 38): one install path
+(`pipx install .`, which makes ~/.local/bin/zotrec) in every recipe, a log for each, the systemd units pass
+`systemd-analyze verify` (where it exists) once that install's `zotrec` is there, and the launchd plist parses with
+plistlib."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-SECTION = README[README.index("**On a schedule**"):README.index("## Safety")]
+PAGE = (Path(__file__).resolve().parents[1] / "docs" / "sources.md").read_text(encoding="utf-8")  # from the README
+SECTION = PAGE[PAGE.index("**On a schedule**"):PAGE.index("\n## ", PAGE.index("**On a schedule**"))]
 INSTALLED = ".local/bin/zotrec"  # where `pipx install .` (and `uv tool install .`) put it
 
 

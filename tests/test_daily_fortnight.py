@@ -99,8 +99,7 @@ def state_day(data: Path) -> str:
 def stored_ids(data: Path) -> set[str]:
     """The arXiv ids the stored corpus holds, read from its JSON directly."""
     stored = json.loads((data / "corpora" / "arxiv-cs.lg.json").read_text(encoding="utf-8"))
-    papers = stored["papers"] if isinstance(stored, dict) else stored
-    return {str(row["id"]).removeprefix("arxiv:").split("v")[0] for row in papers}
+    return {str(row["id"]).removeprefix("arxiv:").split("v")[0] for row in stored["papers"]}
 
 
 def in_window(day: int) -> set[str]:

@@ -75,6 +75,21 @@ def test_a_state_dated_in_the_future_is_noticed_and_repaired(arxiv, tmp_path, da
     assert "Already done today" in daily(arxiv, tmp_path)
 
 
+def test_a_whole_morning_with_the_clock_ahead_is_caught_up_the_next_day(arxiv, tmp_path, data_dir):  # noqa: F811
+    """Issue 42's month: a morning run a year ahead did that day (and found nothing in its window); the next
+    real morning goes on from the day done before it, so the wrong clock's day is a missed day, not a lost one."""
+    daily(arxiv, tmp_path)
+    state = next((data_dir / "daily").glob("*.json"))
+    two_ago = (days.today() - timedelta(days=2)).isoformat()
+    state.write_text(json.dumps({"last_day": "2030-01-05", "before": two_ago}))
+    out = daily(arxiv, tmp_path)
+    assert f"The last run is dated 2030-01-05, after today (the clock was ahead then); going on from {two_ago}" in out
+    assert "Catching up 1 missed day: up to 6 papers (3 a day)" in out
+    assert json.loads(state.read_text())["before"] == two_ago  # the day before this one, for the next clock
+    state.write_text(json.dumps({"last_day": "2030-01-05", "before": "2029-12-31"}))  # ahead too: afresh
+    assert "starting from today" in daily(arxiv, tmp_path)
+
+
 def test_a_refused_mail_marks_nothing_seen_and_leaves_the_day_to_do(arxiv, tmp_path, data_dir, smtp):  # noqa: F811
     async def refuse(server, session, envelope):
         return "554 5.7.1 not today"

@@ -1,11 +1,14 @@
-"""A simulated fortnight of `zotrec daily` (issue 38's "Done when"): each day a real `zotrec daily` process under
-libfaketime (Debian's `faketime`, the clock starting at that morning and running), against the arXiv double
+"""Simulated weeks of `zotrec daily` (issues 38 and 42's "Done when"): each day a real `zotrec daily` process
+under libfaketime (Debian's `faketime`, the clock starting at that morning and running), against the arXiv double
 (its answers checked against the manual's real one), the fake Zotero Web API and a real SMTP server (aiosmtpd)
-on 127.0.0.1. Weekdays bring four new papers, weekends none; two days are missed; two runs are made across the
-date line (UTC+14, then UTC-11) and one with the clock a year ahead. It shows: every mail numbers
-1..N, every paper is shown once, quiet days send nothing, missed days are caught up (N a day), the collection
+on 127.0.0.1. Weekdays bring four new papers, weekends none; some days are missed; runs are made across the
+date line (UTC+14, then UTC-11, and in the month back again) and with the clock a year ahead (a Saturday
+afternoon; in the month also a whole weekday morning, put right the next day). It shows: every mail numbers
+1..N, every paper is mailed once and enters the feed once, quiet days send nothing, missed days are caught up
+(N a day), each calendar day is done once (the state's day; a second run that morning does nothing), the
+stored corpus holds every paper of the window counted from the real day (read from its JSON), the collection
 is the window's best N with the kept paper added (`sync --dry-run` wants no change), the feed holds the week.
-`ZOTREC_FORTNIGHT_REPORT=FILE` writes the day-by-day table (docs/daily.md has one)."""
+`ZOTREC_FORTNIGHT_REPORT=FILE` / `ZOTREC_MONTH_REPORT=FILE` write the day-by-day table (docs/daily.md has them)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email import policy
 from pathlib import Path
@@ -29,12 +33,28 @@ from tests.test_delivery import smtp  # noqa: F401 - the SMTP server fixture
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 START = datetime(2027, 3, 1, 7, 15, tzinfo=UTC)  # a Monday
-DAYS = 14
-MISSED = {8, 9}  # Tuesday and Wednesday of the second week: the computer was off
-TRAVEL = {3: "Pacific/Kiritimati", 4: "Pacific/Pago_Pago"}  # UTC+14, then UTC-11: across the date line
-JUMP = 5  # Saturday afternoon the clock says a year later
 TOP_N = 4
+WINDOW = 7  # the stream's default window, in days
 NAME = "Recommended · arXiv cs.LG"
+EAST, WEST = "Pacific/Kiritimati", "Pacific/Pago_Pago"  # UTC+14 and UTC-11: either side of the date line
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One simulation: how many days, which are missed, where the computer is, when its clock is a year ahead."""
+
+    days: int
+    missed: frozenset[int]  # the computer was off
+    travel: dict[int, str]  # day → the zone the computer is set to (else UTC, the recorded one)
+    afternoon_jump: int  # that afternoon a second run has the clock a year ahead
+    morning_jumps: frozenset[int] = frozenset()  # that morning's run itself has the clock a year ahead
+    twice: frozenset[int] = frozenset()  # a second run that morning (cron and a manual one)
+    report: str = field(default="ZOTREC_FORTNIGHT_REPORT")
+
+
+FORTNIGHT = Plan(14, frozenset({8, 9}), {3: EAST, 4: WEST}, afternoon_jump=5)
+MONTH = Plan(30, frozenset({8, 9, 23}), {3: EAST, 4: WEST, 17: WEST, 18: EAST}, afternoon_jump=5,
+             morning_jumps=frozenset({15}), twice=frozenset({1, 16, 18}), report="ZOTREC_MONTH_REPORT")
 
 
 def announced(day: int) -> list:
@@ -48,13 +68,6 @@ def announced(day: int) -> list:
             for n in range(4)]
 
 
-def missed_before(day: int) -> int:
-    count = 0
-    while day - count - 1 in MISSED:
-        count += 1
-    return count
-
-
 def zotrec(env: dict, when: datetime, *args: str) -> subprocess.CompletedProcess:
     from zoneinfo import ZoneInfo
 
@@ -63,12 +76,48 @@ def zotrec(env: dict, when: datetime, *args: str) -> subprocess.CompletedProcess
                           capture_output=True, text=True, env=env, timeout=300, cwd=REPO)
 
 
-def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
+def mailed_titles(envelope) -> list[str]:
+    text = email.message_from_bytes(envelope.content, policy=policy.default).get_body(("plain",))
+    numbered = [line for line in text.get_content().splitlines() if line[:1].isdigit()]
+    assert [int(line.split(".")[0]) for line in numbered] == list(range(1, len(numbered) + 1))
+    return [line.split(". ", 1)[1] for line in numbered]
+
+
+def said(run: subprocess.CompletedProcess) -> str:
+    """What a run said about its days and its corpus (the table's last column), shortened."""
+    keys = ("after today", "kept as it is", "Catching up", "Already done", "no papers")
+    return " / ".join(line.split(";")[0].split(" (")[0] for line in run.stderr.splitlines()
+                      if any(key in line for key in keys))
+
+
+def state_day(data: Path) -> str:
+    """The one job's last day done, as its state file in the data folder says."""
+    [state] = (data / "daily").glob("*.json")
+    return json.loads(state.read_text(encoding="utf-8"))["last_day"]
+
+
+def stored_ids(data: Path) -> set[str]:
+    """The arXiv ids the stored corpus holds, read from its JSON directly."""
+    stored = json.loads((data / "corpora" / "arxiv-cs.lg.json").read_text(encoding="utf-8"))
+    return {str(row["id"]).removeprefix("arxiv:").split("v")[0] for row in stored["papers"]}
+
+
+def in_window(day: int) -> set[str]:
+    """The ids of the window counted from the real morning of `day` (papers announced the evening before)."""
+    now = START + timedelta(days=day)
+    return {v.base for d in range(day + 1) for v in announced(d) if v.updated >= now - timedelta(days=WINDOW)}
+
+
+@pytest.mark.parametrize("plan", [FORTNIGHT, MONTH], ids=["fortnight", "month"])
+def test_simulated_days(plan, zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
     if shutil.which("faketime") is None:
         pytest.skip("Debian's faketime (libfaketime) is not installed")
+    import feedparser
+
     arxiv = FakeArxiv()
     url = arxiv.start()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "ZOTREC_DATA_DIR": str(tmp_path / "data"),
+    data = tmp_path / "data"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ZOTREC_DATA_DIR": str(data),
            "ZOTREC_CACHE_DIR": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
            "ZOTREC_ARXIV_PAUSE_S": "0", "TZ": "UTC", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
            "ZOTERO_LIBRARY_ID": str(ZOTERO_USER_ID), "ZOTERO_API_KEY": ZOTERO_WRITE_KEY,
@@ -78,40 +127,64 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
              "--features", "tfidf", "--atom", str(feed), "--feed-url", "https://example.org/arxiv.xml",
              "--mail-to", "me@example.org", "--sync"]
     shown: dict[str, int] = {}  # paper → the day it was mailed
-    rows, kept_key, jumped = [], None, None
+    in_feed: set[str] = set()  # every paper the feed ever held
+    left: set[str] = set()  # every paper that has left the feed
+    rows, kept_key, ahead = [], None, None  # ahead: the date a clock set ahead left in the state
+    last_real = -1  # the last day a run had the right clock: today, each missed day and one done ahead
     try:
-        for day in range(DAYS):
+        for day in range(plan.days):
             arxiv.add(*announced(day))
-            if day in MISSED:
-                rows.append((day, "missed", "", "", ""))
+            if day in plan.missed:
+                rows.append((day, "missed", "", "", "", "", "", ""))
                 continue
-            when = START + timedelta(days=day)
+            real = START + timedelta(days=day)
+            jumped = day in plan.morning_jumps
+            when = real.replace(year=real.year + 1) if jumped else real
             mails = len(smtp.messages)
-            run = zotrec({**env, "TZ": TRAVEL.get(day, "UTC")}, when, *daily)
+            before = stored_ids(data) if day else set()
+            run = zotrec({**env, "TZ": plan.travel.get(day, "UTC")}, when, *daily)
             assert run.returncode == 0, run.stdout + run.stderr
-            if day == JUMP + 1 and jumped.returncode == 0:  # the morning after: the state is noticed
-                assert "The last run is dated 2028-03-06, after today" in run.stderr, run.stderr
+            if ahead is not None and not jumped:  # the morning after a clock set ahead: the state is noticed
+                assert f"The last run is dated {ahead}, after today" in run.stderr, run.stderr
+                ahead = None
+            done = state_day(data)
+            assert done == when.date().isoformat(), (day, run.stderr)  # this day done, and only it
+            held, last_real = day - last_real, (last_real if jumped else day)  # N papers for each day since
+            if jumped:  # the clock is wrong, the corpus is not: nothing stored is dropped
+                assert before <= stored_ids(data), (day, sorted(before - stored_ids(data)))
+                ahead = when.date().isoformat()
+            else:  # every paper of the real window is stored
+                assert in_window(day) <= stored_ids(data), (day, sorted(in_window(day) - stored_ids(data)))
+            notes = [said(run)] if said(run) else []
             ids = []
             if len(smtp.messages) > mails:
                 [envelope] = smtp.messages[mails:]
-                text = email.message_from_bytes(envelope.content, policy=policy.default).get_body(("plain",))
-                numbered = [line for line in text.get_content().splitlines() if line[:1].isdigit()]
-                assert [int(line.split(".")[0]) for line in numbered] == list(range(1, len(numbered) + 1))
-                ids = [line.split(". ", 1)[1] for line in numbered]
+                ids = mailed_titles(envelope)
             waiting = [title for title in (p.title for d in range(day + 1) for p in announced(d))
                        if title not in shown]
             if not waiting:
                 assert not ids, f"day {day}: a quiet day sent a mail"
+            elif jumped:  # a year ahead, the window holds nothing: nothing is sent, the next day catches up
+                assert not ids, (day, ids)
             else:
-                held = 1 + missed_before(day)  # today and each missed day just before it: N papers each
                 assert len(ids) == min(len(waiting), TOP_N * held), (day, len(ids), len(waiting), run.stderr)
             for title in ids:
                 assert title not in shown, f"{title} shown on day {shown.get(title)} and again on day {day}"
                 shown[title] = day
-            plan = zotrec(env, when + timedelta(minutes=5), "sync", "--corpus", "arxiv:cs.LG", "-n", str(TOP_N),
-                          "--features", "tfidf", "--dry-run", "--format", "json")
-            assert plan.returncode == 0, plan.stdout + plan.stderr
-            counts = json.loads(plan.stdout)["counts"]
+            held_now = [e.title for e in feedparser.parse(feed.read_bytes()).entries] if feed.exists() else []
+            assert len(held_now) == len(set(held_now)), f"day {day}: a paper twice in the feed"
+            assert set(held_now) - in_feed == set(ids), f"day {day}: the feed's new entries are not the mail's"
+            assert not left & set(held_now), f"day {day}: a paper back in the feed after leaving it"
+            left |= in_feed - set(held_now)
+            in_feed |= set(held_now)
+            if day in plan.twice:  # a second run that morning: the day is done, nothing more is sent
+                again = zotrec({**env, "TZ": plan.travel.get(day, "UTC")}, when + timedelta(minutes=2), *daily)
+                assert again.returncode == 0 and "Already done today" in again.stderr, again.stderr
+                assert len(smtp.messages) == mails + bool(ids) and state_day(data) == when.date().isoformat()
+            plan_run = zotrec(env, when + timedelta(minutes=5), "sync", "--corpus", "arxiv:cs.LG", "-n",
+                              str(TOP_N), "--features", "tfidf", "--dry-run", "--format", "json")
+            assert plan_run.returncode == 0, plan_run.stdout + plan_run.stderr
+            counts = json.loads(plan_run.stdout)["counts"]
             assert counts["add"] == counts["link"] == counts["remove"] == counts["trash"] == 0, (day, counts)
             library = zotero_server.library("user", ZOTERO_USER_ID)
             members = [d for d in library.items.values() if d.get("itemType") == "preprint"
@@ -120,18 +193,23 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
             if day == 2:  # the user keeps one of the picks (a tag of their own): it stays, whatever comes
                 kept_key = members[0]["key"]
                 zotero_server.edit_item(library, kept_key, tags=[*members[0]["tags"], {"tag": "to-read"}])
-            if day == JUMP:  # that afternoon the clock says a year later; it is put right by the next morning
+            if day == plan.afternoon_jump:  # that afternoon the clock says a year later; put right by morning
                 before = len(smtp.messages)
-                jumped = zotrec(env, when.replace(year=when.year + 1, hour=13), *daily)
-                assert jumped.returncode in (0, 1) and "bug in zotrec" not in jumped.stderr, jumped.stderr
+                late = zotrec(env, real.replace(year=real.year + 1, hour=13), *daily)
+                assert late.returncode in (0, 1) and "bug in zotrec" not in late.stderr, late.stderr
                 assert len(smtp.messages) == before  # nothing unseen on a Saturday, whatever the clock says
-            rows.append((day, when.strftime("%a %d"), len(ids), len(members),
+                if late.returncode == 0:
+                    ahead = real.replace(year=real.year + 1).date().isoformat()
+                notes.append(f"13:00 with the clock a year ahead: exit {late.returncode}, {said(late)}")
+            rows.append((day, when.strftime("%a %d %Y" if jumped else "%a %d"), plan.travel.get(day, "UTC"),
+                         done, len(ids), len(members),
                          ", ".join(sorted((m["title"].split(": study ")[1] for m in members),
-                                     key=lambda pick: tuple(map(int, pick.split(".")))))))
-        import feedparser
-
+                                     key=lambda pick: tuple(map(int, pick.split("."))))), "; ".join(notes)))
+        every = {p.title for d in range(plan.days) for p in announced(d)}
+        assert set(shown) == every, sorted(every - set(shown))  # every paper mailed (once: checked each day)
+        assert in_feed == every
         entries = feedparser.parse(feed.read_bytes()).entries
-        last = START + timedelta(days=DAYS - 1)
+        last = START + timedelta(days=plan.days - 1)
         week = {t for t, d in shown.items() if START + timedelta(days=d) > last - timedelta(days=7)}
         assert {e.title for e in entries} == week  # the feed holds the week, newest first
         assert [e.published for e in entries] == sorted((e.published for e in entries), reverse=True)
@@ -139,8 +217,9 @@ def test_a_fortnight(zotero_server, smtp, tmp_path, monkeypatch):  # noqa: F811
         assert not library.items[kept_key].get("deleted") and library.items[kept_key]["collections"]
     finally:
         arxiv.stop()
-    report = os.environ.get("ZOTREC_FORTNIGHT_REPORT")
+    report = os.environ.get(plan.report)
     if report:
-        lines = ["| day | date | mailed | in the collection | which (day.paper) |", "|---|---|---|---|---|"]
-        lines += [f"| {d} | {w} | {m} | {n} | {which} |" for d, w, m, n, which in rows]
+        lines = ["| day | date | zone | state's day | mailed | in the collection | which (day.paper) | said |",
+                 "|---|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
         Path(report).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -71,7 +71,8 @@ class DayLock:
 @dataclass(frozen=True)
 class DayState:
     """A job's last day done (None: never) and where it is kept. Days are the user's calendar days
-    (feedback/days.py); a last day after today is a clock that was ahead: noticed, said, and started afresh."""
+    (feedback/days.py); a last day after today is a clock that was ahead: noticed, said, and counted on from the
+    day done before it (kept beside it), so the day the wrong clock did is caught up; without one, afresh."""
 
     path: Path
     last_day: date | None
@@ -81,21 +82,21 @@ class DayState:
     def load(cls, key: str, today: date | None = None) -> DayState:
         path = daily_dir() / f"{key}.json"
         try:
-            value = json.loads(path.read_text(encoding="utf-8")).get("last_day")
-            last = date.fromisoformat(value) if value else None
+            kept = json.loads(path.read_text(encoding="utf-8"))
+            last, before = (date.fromisoformat(kept[k]) if kept.get(k) else None for k in ("last_day", "before"))
         except FileNotFoundError:
             return cls(path, None)
         except (OSError, ValueError, AttributeError, TypeError):
             return cls(path, None)  # a damaged state: the day is done again (the seen memory keeps it tidy)
         if last is not None and today is not None and last > today:
-            return cls(path, None, ahead=last)
+            return cls(path, before if before is not None and before <= today else None, ahead=last)
         return cls(path, last)
 
     def notice(self) -> str:
         """The line a run says about its state, when there is one to say."""
         if self.ahead is not None:
-            return (f"The last run is dated {self.ahead.isoformat()}, after today (the clock was ahead then); "
-                    "starting from today.")
+            since = f"going on from {self.last_day.isoformat()}" if self.last_day else "starting from today"
+            return f"The last run is dated {self.ahead.isoformat()}, after today (the clock was ahead then); {since}."
         return ""
 
     def done_today(self, today: date) -> bool:
@@ -110,7 +111,9 @@ class DayState:
     def mark_done(self, today: date, summary: dict) -> None:
         from recommender.store import write_bytes
 
-        write_bytes(self.path, json.dumps({"last_day": today.isoformat(), **summary}, ensure_ascii=False).encode())
+        before = self.last_day.isoformat() if self.last_day else None  # what a clock found ahead goes back to
+        write_bytes(self.path, json.dumps({"last_day": today.isoformat(), "before": before, **summary},
+                                          ensure_ascii=False).encode())
 
 
 def catch_up(missed: int, window: int, top_n: int) -> tuple[int, str]:

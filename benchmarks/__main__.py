@@ -25,6 +25,7 @@ class Step:
     script: str
     full: tuple[str, ...] = ()
     quick: tuple[str, ...] = ()
+    needs: str = ""  # the inputs a run must be given, when it has no defaults (another suite's outputs)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,10 @@ SUITES = (
           (Step("dense_fold.py", (f"citeulike-a:{CITEULIKE_A}", "128", "top5", "300"),
                 (f"citeulike-a:{CITEULIKE_A}", "32", "top5", "0")),)),
     Suite("weights", "the default's fusion weights by the one-SE rule over five folds' kept signals (dump=)",
-          "docs/evaluation.md", (Step("weight_choice.py"),)),
+          "docs/evaluation.md",
+          (Step("weight_choice.py", needs="citeulike-a=DUMPS/a [citeulike-t=DUMPS/t] [--folds 0,1,2,3,4] [--json OUT]"),)),
+    Suite("tables", "docs/evaluation.md's five-fold tables (mean ± std per rule) from `quality` runs' outputs",
+          "docs/evaluation.md", (Step("dense_table.py", needs="citeulike-a:FOLD0.out,FOLD1.out,… [citeulike-t:…]"),)),
     Suite("own-papers", "ordering within a field: ICML 2025 authors' own papers, graded order loss and nDCG@10",
           "docs/evaluation.md", (Step("own_papers.py", (), ("--held-out", "1", "--limit", "20")),)),
     Suite("interests", "what the re-ranking by interests costs on CiteULike fold 0 (recall, fine nDCG, tau)",
@@ -83,6 +87,10 @@ def commands(suite: Suite, quick: bool, extra: list[str]) -> list[list[str]]:
     if extra and len(suite.steps) > 1:
         raise SystemExit(f"benchmarks: suite {suite.name!r} runs several scripts; run one of them for its options: "
                          + ", ".join(f"benchmarks/{step.script}" for step in suite.steps))
+    for step in suite.steps:
+        if step.needs and not extra:
+            raise SystemExit(f"benchmarks: suite {suite.name!r} needs its inputs: python -m benchmarks {suite.name} "
+                             + step.needs)
     return [[sys.executable, str(ROOT / "benchmarks" / step.script),
              *(extra or (step.quick if quick else step.full))] for step in suite.steps]
 

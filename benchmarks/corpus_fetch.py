@@ -23,11 +23,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.measure import zotrec_command  # noqa: E402
 from tests.fake_openreview import FakeConference, make_bibtex, make_note  # noqa: E402
 
 ICML = REPO.parent / "shared" / "data" / "icml2025" / "papers.jsonl"
 SEEDS = sorted((REPO / "recommender" / "data" / "icml2025_seeds").glob("*.txt"))
-ZOTREC = [str(REPO / ".venv" / "bin" / "zotrec")]
+ZOTREC = zotrec_command()
 LATEX_SENTENCE = (r"Our $\varepsilon$-DP estimator needs only $O(\frac{\log B}{\varepsilon^2\alpha^2})$ users "
                   r"and runs in $\widetilde{O}(n^{1.5})$ time, which is optimal for $k \geq 2$ groups. ")
 

@@ -4,7 +4,7 @@ Each ICML 2025 author with at least --min-papers papers in the bundled list (by 
 is a researcher: their other papers, as a Zotero export has them (titles, creators), are the library; one
 held-out paper and its --neighbours nearest papers (MiniLM cosine to the held-out paper, a measure no rule
 ranks by; --space tfidf: tf-idf cosine) are the candidates; grades 2 / 1 / 0 for the held-out paper, a
-collaborator's paper, the rest (recommender/evaluation/own_papers.py). Scores come from `Recommender.recommend(top_n=0)` on the real
+collaborator's paper, the rest (benchmarks/lib/own_papers.py). Scores come from `Recommender.recommend(top_n=0)` on the real
 shipped Recommender (pipeline/build.default_built) and the same class for the peer rules, so a row is what
 that rule's user gets. The main figures leave the author step out (the library's items without their
 creators: the held-out paper shares its author with every item, which would make it trivial; the
@@ -38,11 +38,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from recommender.evaluation.own_papers import (  # noqa: E402
-    MIN_PAPERS, NDCG_AT, NEIGHBOURS, graded_ndcg, own_paper_cases, pairwise_loss, pooled_loss,
+from benchmarks.lib.own_papers import (  # noqa: E402
+    MIN_PAPERS, NDCG_AT, NEIGHBOURS, graded_ndcg, own_paper_cases, pairwise_loss, paper_item, pooled_loss,
 )
 from recommender.features import make_representation  # noqa: E402
-from benchmarks.authors_signal import paper_item  # noqa: E402  (a paper as a Zotero export has it)
 from recommender.features.authors import string_key  # noqa: E402
 from recommender.scoring.authors import match_authors, with_authors  # noqa: E402
 from recommender.scoring.corpus_side import corpus_authors  # noqa: E402

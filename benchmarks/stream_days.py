@@ -10,7 +10,7 @@ one 304 on a day with nothing new), `medrxiv`, `pubmed`, `openalex` (tests/fake_
 fake_openalex.py), each service's own pause kept, and `zotero-feeds` (the unread items of the feeds a
 zotero.sqlite follows, built from Zotero's real schema by tests/zotero_db.py; the library is the same
 database's 1,000 items). Day 0 is the first run (the library is embedded too), day 1 brings `--papers` new
-ones, day 2 none; between days the daily state and the seen memory move one day back (benchmarks/arxiv_day.py).
+ones, day 2 none; between days the daily state and the seen memory move one day back (benchmarks/lib/days.py).
 Texts are real CiteULike-a titles; a paper's abstract is eight other titles in a row (~100 words).
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.arxiv_day import a_night_passes, day_papers  # noqa: E402
+from benchmarks.lib.days import a_night_passes, day_papers  # noqa: E402
 from benchmarks.measure import environment, load_text, measure, zotrec_command  # noqa: E402
 from benchmarks.synthetic import library_titles, read_titles, write_library  # noqa: E402
 

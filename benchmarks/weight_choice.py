@@ -2,7 +2,7 @@
 
     python benchmarks/weight_choice.py citeulike-a=DUMPS/a citeulike-t=DUMPS/t [--folds 0,1,2,3,4] [--json PATH]
 
-1. Every weighting of evaluation/weight_grid.coarse_grid on every fold's validation split: recall@50 and the order
+1. Every weighting of benchmarks/lib/weight_grid.coarse_grid on every fold's validation split: recall@50 and the order
    losses. Of the weightings within one standard error (over the folds) of the best recall@50, the one that orders
    the users' hard candidates best is chosen, per dataset (the simplest within is reported beside); the first
    dataset's ships (the shipped model is trained on it) and is also scored on the others.
@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from recommender.evaluation.dumps import read_rules, read_split  # noqa: E402
-from recommender.evaluation.weight_grid import (  # noqa: E402
+from benchmarks.lib.weight_grid import (  # noqa: E402
     BUCKETS,
     EVIDENCE_GRID,
     NEAREST_GRID,

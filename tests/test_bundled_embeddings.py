@@ -60,7 +60,7 @@ def test_the_bundle_covers_every_text_of_the_bundled_list():
     bundle = bundled.load_bundle(bundled.MANIFEST, ONNX_SHA256)
     found = bundle.fill(MODEL_ID, [text_hash(text) for text in texts], np.zeros((len(texts), 384), np.float32))
     missing = [text for text, hit in zip(texts, found) if not hit]
-    assert not missing, f"{len(missing)} texts lack a bundled vector: run benchmarks/bundle_embeddings.py"
+    assert not missing, f"{len(missing)} texts lack a bundled vector: run benchmarks/tools/bundle_embeddings.py"
 
 
 def test_a_tampered_bundle_is_refused_in_one_line_and_texts_are_embedded(tmp_path, monkeypatch, caplog):

@@ -1,4 +1,4 @@
-"""The own-papers benchmark's maths (recommender/evaluation/own_papers.py) on hand-made cases."""
+"""The own-papers benchmark's maths (benchmarks/lib/own_papers.py) on hand-made cases."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from recommender.evaluation.own_papers import (
+from benchmarks.lib.own_papers import (
     graded,
     graded_ndcg,
     nearest_papers,

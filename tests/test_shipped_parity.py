@@ -19,7 +19,7 @@ from recommender.evaluation.folds import item_cold_folds
 from recommender.evaluation.protocol import shipped_parts
 from recommender.evaluation.dumps import SplitSignals
 from recommender.evaluation.splits import DenseItems, prepare_fold, users_only
-from recommender.evaluation.weight_grid import ScoredSplit, Weighting
+from benchmarks.lib.weight_grid import ScoredSplit, Weighting
 from recommender.items import LibraryItem, Paper
 from recommender.scoring import ranking
 from recommender.scoring.fusion import FusionWeights
@@ -138,7 +138,7 @@ def test_the_shipped_row_is_the_recommenders_own_scores(split, monkeypatch):
 
 
 def test_the_weight_choice_scores_a_library_size_dependent_default_as_the_recommender_does(split, monkeypatch):
-    """evaluation/weight_grid.py's shipped form (the linear model at n / (n + n0) of its weight, in the fused
+    """benchmarks/lib/weight_grid.py's shipped form (the linear model at n / (n + n0) of its weight, in the fused
     score and the fine order) is Recommender.recommend's for users of different library sizes."""
     data, vectors, fold, lexical = split
     weights = FusionWeights(lexical=0.1, learned=0.4, collaborative=0.2, learned_evidence=12.0)

@@ -8,7 +8,7 @@ from sklearn.metrics import roc_auc_score
 
 from recommender.evaluation.dumps import FoldDump, read_rules, read_split
 from recommender.evaluation.order import order_losses
-from recommender.evaluation.weight_grid import (
+from benchmarks.lib.weight_grid import (
     ScoredSplit,
     Weighting,
     bucket_means,

@@ -97,7 +97,7 @@ def pmlr_links(path: Path) -> dict[str, dict[str, str]]:
 
 @lru_cache(maxsize=1)
 def seed_matches() -> dict[str, str]:
-    """Seed abstract id → the bundled paper it is (benchmarks/build_seed_matches.py): the seeds are
+    """Seed abstract id → the bundled paper it is (benchmarks/tools/build_seed_matches.py): the seeds are
     abstracts without titles, and matching them by text alone leaves some unsure."""
     try:
         matches = json.loads(SEED_MATCHES.read_text(encoding="utf-8")).get("matches", {})

@@ -2,7 +2,7 @@
 validation and test splits, who saved what, the users' library sizes and the fine benchmark's candidates,
 and every recorded rule's per-user metrics (for the tables by library size).
 
-The choice across five folds (evaluation/weight_grid.py) reads these instead of rerunning a fold per
+The choice across five folds (benchmarks/lib/weight_grid.py) reads these instead of rerunning a fold per
 candidate weighting: a fold costs minutes of CPU, a weighting's scores a fraction of a second. One .npy
 per array, so a reader maps what it needs. Evaluation output on CiteULike, never user data.
 """

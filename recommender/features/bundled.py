@@ -6,7 +6,7 @@ the ONNX file's sha256 and the .npz's sha256. A vector is used only for the exac
 and only by the encoder it was made with; a file that does not match its manifest is refused in one
 warning, and the texts are embedded as before. The same form holds the shipped collaborative model's
 predicted factors of those texts (icml2025-factors.*, its model id the model's factor cache id), so a first
-run maps only the library through the model's kNN. `benchmarks/bundle_embeddings.py` regenerates the files.
+run maps only the library through the model's kNN. `benchmarks/tools/bundle_embeddings.py` regenerates the files.
 """
 
 from __future__ import annotations

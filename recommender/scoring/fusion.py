@@ -141,7 +141,7 @@ def fuse(signals: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
 
 def weighted_sum(standardised: Mapping[str, np.ndarray], weights: Mapping) -> np.ndarray:
     """fuse's sum on signals already standardised: for a caller fusing the same signals with many weightings
-    (the weight choice, evaluation/weight_grid.py)."""
+    (the weight choice, benchmarks/lib/weight_grid.py)."""
     total = part = None
     for name, weight in weights.items():
         if np.all(np.asarray(weight) <= 0) or name not in standardised:

@@ -51,7 +51,7 @@ def fit_logistic(x, y: np.ndarray, sample_weight: np.ndarray | None = None) -> n
 def minimize_logistic(x, y: np.ndarray, start: np.ndarray | None = None, tol: float = TOL,
                       sample_weight: np.ndarray | None = None):
     """scipy's L-BFGS-B result for that regression (`.x`: the weights, then the intercept), from zero
-    unless `start` is given (benchmarks/warm_start.py compares both; scoring always starts from zero)."""
+    unless `start` is given (the retired benchmarks/warm_start.py compared both: docs/benchmarks-retired.md; scoring always starts from zero)."""
     from scipy.optimize import minimize
 
     from scipy import sparse

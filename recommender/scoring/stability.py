@@ -19,7 +19,7 @@ import numpy as np
 
 from recommender.items import Recommendation
 
-# Chosen on the collection simulation's validation fold (recommender/evaluation/collection_sim.py, citeulike-a
+# Chosen on the collection simulation's validation fold (collection_sim.py, retired: git show 0f02689:recommender/evaluation/collection_sim.py; citeulike-a
 # fold 1, 200 users; docs/evaluation.md, "A list that does not jump"): the smallest margin at which 97 % of trashes
 # bring exactly one paper in and 98 % of new library items change at most 3 of 20, precision not lower than the
 # plain top N's. 3 lost precision.

@@ -8,7 +8,7 @@ model and the collaborative part) is the alternative reported beside it. The lin
 learned · n / (n + n0) for a profile of n items (fusion.evidence_share). The fine order is chosen after, the
 same way, on the fine benchmark's nDCG@10, the simplest being the one nearest to plain nearest-items order.
 
-Pure functions of the kept signals (evaluation/dumps.py); no fold is refitted here.
+Pure functions of the kept signals (recommender/evaluation/dumps.py); no fold is refitted here.
 """
 
 from __future__ import annotations

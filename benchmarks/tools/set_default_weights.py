@@ -1,7 +1,7 @@
 """Record the five-fold weight choice (benchmarks/weight_choice.py --json FILE) in the shipped collaborative model's
 card, then refresh the bundled factors' manifest (its model id is a digest of the model file's members).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/set_default_weights.py docs/evaluation-weights.json
+    OPENBLAS_NUM_THREADS=1 python benchmarks/tools/set_default_weights.py docs/evaluation-weights.json
 
 Only the provenance changes: every array is copied as stored, so no score of the model moves, only the weights
 read from its card (collaborative/card.py) and the cache id derived from the file.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bundle_embeddings import bundle_factors  # noqa: E402

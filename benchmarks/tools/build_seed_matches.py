@@ -1,6 +1,6 @@
 """Build recommender/data/icml2025_seed_matches.json: which bundled paper each seed abstract is.
 
-    python benchmarks/build_seed_matches.py [../shared/data/icml2025/seed_matches.json]
+    python benchmarks/tools/build_seed_matches.py [../shared/data/icml2025/seed_matches.json]
 
 Input: the 38 seed paragraphs mapped to their papers (seed file, paragraph index → OpenReview id; 31
 distinct papers; see ../shared/data/icml2025/SOURCE.md for how they were matched). Output: the seed
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from recommender.corpus.readers import _read_seed  # noqa: E402
@@ -43,7 +43,7 @@ def build(source: Path = SOURCE) -> dict[str, str]:
 def main(source: Path = SOURCE) -> None:
     matches = build(source)
     document = {"about": "seed abstract id (recommender.text.text_id of its text) → paper id in icml2025.jsonl; "
-                         "built by benchmarks/build_seed_matches.py from ../shared/data/icml2025/seed_matches.json",
+                         "built by benchmarks/tools/build_seed_matches.py from ../shared/data/icml2025/seed_matches.json",
                 "matches": matches}
     TARGET.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{len(matches)} seed abstracts → {len(set(matches.values()))} papers: {TARGET}")

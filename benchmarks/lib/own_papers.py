@@ -127,3 +127,12 @@ def graded_ndcg(scores: np.ndarray, grades: np.ndarray, k: int = NDCG_AT, seed: 
     order = np.lexsort((np.random.default_rng(seed).random(len(scores)), -scores))[:k]
     ideal = float((np.sort(gains)[::-1][:k] * discounts).sum())
     return float((gains[order] * discounts).sum()) / ideal if ideal > 0 else float("nan")
+
+
+def paper_item(paper, key: str):
+    """A corpus paper as a library item with its creators split as a Zotero export does."""
+    from recommender.features.authors import split_name
+    from recommender.items import Creator, LibraryItem
+
+    creators = tuple(Creator(last=family, first=given) for given, family in map(split_name, paper.authors))
+    return LibraryItem(key=key, title=paper.title, abstract=paper.abstract or "", creators=creators)

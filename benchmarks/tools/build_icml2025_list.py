@@ -1,6 +1,6 @@
 """Build recommender/data/icml2025.jsonl, the ICML 2025 list zotrec ranks when nothing was fetched.
 
-    python benchmarks/build_icml2025_list.py [../shared/data/icml2025/papers.jsonl]
+    python benchmarks/tools/build_icml2025_list.py [../shared/data/icml2025/papers.jsonl]
 
 Input: the 3,330 accepted papers of PMLR volume 267 (see ../shared/data/icml2025/SOURCE.md: ids,
 titles, authors, PMLR and OpenReview links; no abstracts). Output: one JSON object per line with
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT.parent / "shared" / "data" / "icml2025" / "papers.jsonl"
 TARGET = ROOT / "recommender" / "data" / "icml2025.jsonl"
 

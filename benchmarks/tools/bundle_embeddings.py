@@ -2,7 +2,7 @@
 
 Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to how a
 paper's text is made, or to the encoder (recommender/features/bundled.py says how they are used):
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bundle_embeddings.py [--factors-only]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/tools/bundle_embeddings.py [--factors-only]
 
 `--factors-only` rewrites only the shipped collaborative model's factors of those texts (after a new model).
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from recommender.corpus.readers import load_corpus  # noqa: E402

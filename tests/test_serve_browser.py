@@ -4,7 +4,7 @@ download: the driver's path is given, so Selenium Manager never runs), against t
 (`.ci/run` installs them: apt-get install chromium chromium-driver).
 
 ZOTREC_SCREENSHOTS=DIR also writes the page at 1280 and 390 px there (docs/serve-1280.png, docs/serve-390.png
-come from `benchmarks/serve_screenshots.py`, on the ICML 2025 list)."""
+come from `docs/serve_screenshots.py`, on the ICML 2025 list)."""
 
 from __future__ import annotations
 

@@ -136,3 +136,14 @@ def test_item_template_comes_from_the_schema(zotero_server):
     zot.endpoint = zotero_server.url
     template = zot.item_template("conferencePaper")
     assert {"proceedingsTitle", "conferenceName", "DOI", "creators", "tags", "collections"} <= set(template)
+
+
+def test_the_fallback_preprint_fields_are_zoteros_schema(shared):
+    """Without ../shared the fake Web API knows the preprint type from this list: it must be schema.json's."""
+    import json
+
+    from tests.zotero_server import PREPRINT_FIELDS
+
+    schema = json.loads((shared / "fixtures" / "zotero-schema" / "schema.json").read_text(encoding="utf-8"))
+    [preprint] = [kind for kind in schema["itemTypes"] if kind["itemType"] == "preprint"]
+    assert {field["field"] for field in preprint["fields"]} == PREPRINT_FIELDS

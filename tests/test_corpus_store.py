@@ -105,6 +105,17 @@ def test_info_and_list_count_papers_abstracts_authors_duplicates_source_date():
     assert json.loads(result.output)[0]["with_authors"] == 1
 
 
+def test_info_shows_a_header_s_escape_sequence_as_text_not_to_the_terminal():
+    provenance = {**PROVENANCE, "sources": [{"kind": "bibtex", "location": "x.bib\x1b]0;owned\x07\x1b[2J"}]}
+    save_corpus("icml2025", ROWS, provenance)
+    table = CliRunner().invoke(cli, ["corpus", "info", "icml2025"])
+    assert table.exit_code == 0 and "\x1b" not in table.output and "\x07" not in table.output
+    assert "source: x.bib ]0;owned  [2J" in table.output
+    listed = CliRunner().invoke(cli, ["corpus", "info", "icml2025", "--format", "json"])
+    assert "\x1b" not in listed.output
+    assert json.loads(listed.output)[0]["source"] == provenance["sources"][0]["location"]  # the data kept, escaped
+
+
 def test_info_on_a_plain_file_uses_its_counts(tmp_path):
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text("".join(json.dumps(r) + "\n" for r in [*ROWS, ROWS[0]]), encoding="utf-8")

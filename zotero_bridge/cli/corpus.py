@@ -180,8 +180,11 @@ def _corpus_infos_text(infos, fmt: str) -> str:
     import dataclasses
     import json
 
+    from recommender.formats.output import safe_json, safe_text
+
+    # a corpus file's header (its source, its name) is the file's text: no escape sequence reaches the terminal
     rows = [{k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(i).items()} for i in infos]
     if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
-    return "\n\n".join("\n".join(f"{key.replace('_', ' ')}: {value}" for key, value in row.items()
+        return safe_json(json.dumps(rows, ensure_ascii=False, indent=2)) + "\n"
+    return "\n\n".join("\n".join(f"{key.replace('_', ' ')}: {safe_text(value)}" for key, value in row.items()
                                  if value is not None) for row in rows) + "\n"

@@ -103,6 +103,18 @@ def test_load_rejects_other_files(tmp_path):
         CollaborativeModel.load(truncated)
 
 
+def test_load_names_a_provenance_nested_too_deep_in_one_line(model, tmp_path):
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["provenance"] = np.array("[" * 100_000)
+    deep = tmp_path / "deep.npz"
+    np.savez(deep, **arrays)
+    with pytest.raises(InputError, match="deep.npz: cannot read the model .field 'provenance' is JSON nested more"):
+        CollaborativeModel.load(deep)
+
+
 def test_standardise_and_blend():
     assert np.allclose(standardise(np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]]))[1], 0.0)
     content, collaborative = np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 30.0])

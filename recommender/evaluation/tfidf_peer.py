@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from recommender.collaborative.card import model_json
 from recommender.collaborative.model import ALSSettings, TextFeatures, confidence, fit_als
 from recommender.errors import InputError
 from recommender.store import write_npz
@@ -155,10 +156,8 @@ class CollaborativeModel:
             with np.load(Path(path), allow_pickle=False) as data:
                 if not hasattr(data, "files") or "format" not in data or str(data["format"]) != MODEL_FORMAT:
                     raise InputError(f"not a zotrec model (expected format {MODEL_FORMAT})", path=path)
-                stored = json.loads(str(data["settings"]))
-                provenance = json.loads(str(data["provenance"]))
-                if not isinstance(stored, dict) or not isinstance(provenance, dict):
-                    raise TypeError("settings and provenance must be JSON objects")
+                stored = model_json(str(data["settings"]), "settings")  # depth-bounded, an object (card.py)
+                provenance = model_json(str(data["provenance"]), "provenance")
                 settings = ALSSettings(**stored)
                 arrays = {name: np.asarray(data[name]) for name in (
                     "map_columns", "map_weights", "map_intercept", "item_gram", "idf_columns", "idf_values")}

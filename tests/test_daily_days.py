@@ -152,3 +152,14 @@ def test_the_digest_numbers_one_to_n_and_names_the_library_not_its_path(arxiv, t
     assert "--include-seen" not in text + html
     assert "<style" not in html and "<ol" not in html and "<table" not in html  # inline styles, numbers in text
     assert html.index("1. ") < html.index("Where this comes from")  # the papers first, the provenance below
+
+
+def test_later_puts_a_paper_off_until_the_user_s_tomorrow_not_utc_s(data_dir, monkeypatch):  # noqa: F811
+    from zotero_bridge.feedback.ratings import LATER, Rating, later_today
+
+    monkeypatch.setenv("ZOTREC_TIMEZONE", "Asia/Tokyo")  # UTC+9
+    put_off = {"x": Rating("x", "X", LATER, "2026-12-03T16:30:00Z")}  # 01:30 on 4 December in Tokyo
+    assert later_today(put_off, datetime(2026, 12, 4, 14, 0, tzinfo=UTC)) == {"x"}  # 23:00 in Tokyo: same day
+    assert later_today(put_off, datetime(2026, 12, 4, 15, 30, tzinfo=UTC)) == frozenset()  # 00:30 on the 5th
+    damaged = {"y": Rating("y", "Y", LATER, "yesterday")}
+    assert later_today(damaged, datetime(2026, 12, 4, 14, 0, tzinfo=UTC)) == frozenset()

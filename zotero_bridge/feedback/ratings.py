@@ -16,7 +16,7 @@ import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -35,9 +35,10 @@ class Rating:
     rating: str
     at: str
 
-    @property
-    def day(self) -> str:
-        return self.at[:10]
+    def day(self, zone) -> date:
+        """The user's calendar day the rating was given on (`zone`: days.zone()), not UTC's: "Later" at 23:30
+        in Berlin is put off until Berlin's tomorrow."""
+        return datetime.strptime(self.at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).astimezone(zone).date()
 
 
 def files_identity(specs: Sequence[str]) -> str:
@@ -100,7 +101,18 @@ def ratings_if_any(library: str) -> dict[str, Rating]:
     return {row[0]: Rating(*row) for row in rows if row[2] in RATINGS}
 
 
-def later_today(ratings: Mapping[str, Rating], today: str | None = None) -> frozenset[str]:
-    """Papers put off today: left out of today's page, back on another day."""
-    today = today or datetime.now(UTC).strftime("%Y-%m-%d")
-    return frozenset(cid for cid, r in ratings.items() if r.rating == LATER and r.day == today)
+def later_today(ratings: Mapping[str, Rating], now: datetime | None = None) -> frozenset[str]:
+    """Papers put off today (the user's calendar day, feedback/days.py): left out of today's page, back on
+    another day."""
+    from zotero_bridge.feedback import days
+
+    zone = days.zone()
+    today = (now or days.utc_now()).astimezone(zone).date()
+    return frozenset(cid for cid, r in ratings.items() if r.rating == LATER and _day(r, zone) == today)
+
+
+def _day(rating: Rating, zone) -> date | None:
+    try:
+        return rating.day(zone)
+    except ValueError:  # a hand-edited history's timestamp: no day, so not put off today
+        return None

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from recommender.bounded_http import Limits
 from recommender.corpus.http import NOT_MODIFIED, FetchError, FetchSettings, FetchStats, Http
 from recommender.corpus.store import not_saved, read_stored, save_corpus, stored_path
+from recommender.corpus.stream_pages import KeptPages
 from recommender.corpus.stream_rows import (MergeCounts, RowNotes, check_markup, checked_row, merge, row_time,
                                              trusted, upgrade)
 from recommender.errors import InputError, RecommenderError
@@ -94,6 +95,7 @@ class StreamSource(ABC):
     newest_first: ClassVar[bool] = True  # the listing comes newest update first: paging stops at the window
     overlap: ClassVar[timedelta] = timedelta(days=3)  # re-read before the newest stored update (late announcements)
     same_site: ClassVar[bool] = True  # redirects stay on the service's site (a feed may move: False)
+    keeps_pages: ClassVar[bool] = False  # `parse` reads only the bytes and `where`: its pages are kept (answer_key)
 
     name: str  # the stored corpus: a file name (recommender/corpus/store.py check_name)
     label: str  # 'arXiv cs.LG, stat.ML'
@@ -111,6 +113,10 @@ class StreamSource(ABC):
     def listing(self, lister: Lister, url: str, since: datetime) -> Iterator[StreamPage]:
         """The live pages, each asked through `lister`; ends at the result set's end. `since` is where
         fetch_stream stops reading a newest-first listing (an API that filters by date asks from there)."""
+
+    def answer_key(self, body: bytes) -> bytes:
+        """What of an answer its page depends on (default: its bytes); equal to a kept one's: not parsed again."""
+        return body
 
     def wanted(self, row: dict[str, Any]) -> bool:
         """Whether a row belongs to this corpus (a saved answer may hold other subjects: left out, counted)."""
@@ -169,8 +175,9 @@ class Lister:
     page is stopped. A stop is one FetchError and keeps the stored corpus."""
 
     def __init__(self, source: StreamSource, http: Http, report: StreamReport, now: datetime,
-                 memory: dict[str, Any], pause: float) -> None:
+                 memory: dict[str, Any], pause: float, kept: KeptPages | None = None) -> None:
         self.source, self.http, self.report, self.now, self.pause = source, http, report, now, pause
+        self.kept = kept  # the last fetch's parsed pages (stream_pages.py), None: every page is parsed
         self.page_size = max(1, min(http.page_size, source.max_page_size))
         self.max_pages = math.ceil(source.max_records / self.page_size) + PAGE_SLACK
         self.memory = memory  # what the adapter keeps from one fetch to the next (a feed's ETag), stored with it
@@ -184,7 +191,7 @@ class Lister:
         where = f"{url} " + " ".join(f"{k}={v}" for k, v in (params or {}).items() if k in ("start", "cursor"))
         self._before()
         page = self.http.get_bytes(url, params, headers=headers, is_json=is_json,
-                                   check=lambda body: _parsed(self.source, body, where.strip()))
+                                   check=lambda body: _parsed(self.source, body, where.strip(), self.kept))
         return StreamPage(not_modified=True) if page is NOT_MODIFIED else page
 
     @property
@@ -208,9 +215,9 @@ class Lister:
                              "the stored corpus")
 
 
-def _parsed(source: StreamSource, body: bytes, where: str) -> StreamPage:
+def _parsed(source: StreamSource, body: bytes, where: str, kept: KeptPages | None = None) -> StreamPage:
     try:
-        return source.parse(body, where)
+        return kept.parse(body, where, source.parse) if kept is not None else source.parse(body, where)
     except AnswerError as error:
         if not error.complete:
             raise Retry(str(error).removeprefix(f"{where}: ")) from None
@@ -245,10 +252,13 @@ def fetch_stream(source: StreamSource, sources: Sequence[str] = (), settings: Fe
     newest = max((row_time(row) for row in stored.values()), default=None)
     stop_at = max(report.window_start, newest - source.overlap) if newest else report.window_start
     if urls:
+        kept = KeptPages(source.name, source.answer_key, StreamPage) if source.keeps_pages else None
         with Http(settings, report.stats) as http:
             http.start_progress(source.label, None)
             for url in urls:
-                pages += _live_pages(source, Lister(source, http, report, now, memory, pause), url, stop_at)
+                pages += _live_pages(source, Lister(source, http, report, now, memory, pause, kept), url, stop_at)
+        if kept is not None:
+            kept.save()
     rows = [row for page in pages for row in page.rows]
     report.read = len(rows)
     report.skipped = [skipped for page in pages for skipped in page.skipped]

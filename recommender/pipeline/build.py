@@ -76,7 +76,7 @@ def shipped_recommender(files: Sequence[Path | str], fetched: Sequence[Path] = (
     if keep_state and recommender.dense:  # dense rows: keep the library's rows and top-K for the next run
         state = functools.partial(_library_state, f"{key}/{aggregation}/{code_fingerprint(*LIBRARY_STATE_CODE)}")
     caches = ScoringCaches(corpus_memo=functools.partial(prepared_extra, key),  # partials: they cross to workers
-                           library_state=state)
+                           library_state=state, library_memo=_library_memo if keep_state else None)
     return Built(recommender, caches, prepared.notes)
 
 
@@ -85,6 +85,14 @@ def _library_state(context: str):
     from recommender.scoring.incremental import IncrementalScorer, state_dir
 
     return IncrementalScorer(state_dir(), context)
+
+
+def _library_memo(key: str, build):
+    """Arrays derived from one library alone (its interests: recommender/scoring/kept_interests.py), kept."""
+    from recommender.store.memo import Store
+    from recommender.store.paths import cache_dir
+
+    return Store(cache_dir() / "interests", keep=8, what="library interests").memo("interests", key, build)
 
 
 def _notes(loaded) -> dict:

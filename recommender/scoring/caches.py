@@ -22,6 +22,7 @@ Memo = Callable[[str, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray
 class ScoringCaches:
     corpus_memo: Memo | None = None
     library_state: Callable[[], object] | None = None
+    library_memo: Memo | None = None  # arrays derived from the library alone (its interests), by their key
     keep_encoder: bool = False
 
 

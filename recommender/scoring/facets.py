@@ -26,7 +26,8 @@ import numpy as np
 
 from recommender.items import LibraryItem
 from recommender.scoring.aggregation import reasons_for
-from recommender.scoring.interests import Interests, library_interests
+from recommender.scoring.interests import Interests
+from recommender.scoring.kept_interests import kept_interests
 
 WINDOW = 20  # the list the strong bar is measured on: the default list, whatever -n is
 POOL_FACTOR = 3  # a seat is earned: a paper below the plain top 3× that window is never promoted (issue 39)
@@ -134,12 +135,13 @@ def spread(item_rows, items: np.ndarray, wanted: int | None = None) -> np.ndarra
 
 
 def interest_order(profile: Sequence[LibraryItem], rows, corpus_rows, order: np.ndarray, window: int = WINDOW, *,
-                   nearest=None, floor: float = 0.0) -> tuple[np.ndarray, Interests, tuple[str, ...]]:
+                   nearest=None, floor: float = 0.0, memo=None) -> tuple[np.ndarray, Interests, tuple[str, ...]]:
     """The profile's interests, `order` re-ranked by them (proportional_order; `window` is the strong bar's
     list, never the shown list's length, so every -n shows a prefix of the same order; `floor` the similarity
     a promoted paper needs) and the interests with no paper that earns a seat (none good in this corpus).
-    `nearest(papers)`: the papers' best items and similarities as the reasons find them (default: reasons_for)."""
-    interests = library_interests([item.collections for item in profile], [item.title for item in profile], rows)
+    `nearest(papers)`: the papers' best items and similarities as the reasons find them (default: reasons_for);
+    `memo`: the caches' library memo, which keeps the interests (kept_interests.py)."""
+    interests = kept_interests([item.collections for item in profile], [item.title for item in profile], rows, memo)
     if len(interests.names) < 2:
         return order, interests, ()
     found = nearest or (lambda papers: reasons_for(rows, corpus_rows, papers))

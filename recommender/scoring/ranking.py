@@ -186,7 +186,8 @@ class Recommender:
         calibration = CALIBRATIONS.get(self.representation.name)
         floor = calibration.low_best if calibration is not None and unread is None else 0.0
         order, interests, unserved = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest,
-                                                     floor=floor) if cover else (order, None, ()))
+                                                     floor=floor, memo=caches.library_memo)
+                                      if cover else (order, None, ()))
         if top_n:
             order = order[:top_n]
         with scoring_threads():

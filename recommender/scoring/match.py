@@ -81,7 +81,8 @@ def weak_picks_line(recs: Sequence[Recommendation], features: str) -> str:
     if len(weak) == len(recs) and len(weak) > 1:
         which = f"all {len(weak)} picks are"
     return (f"{which} below a {match_percent(calibration.low_best, calibration)} % match "
-            f"(similarity {calibration.low_best:.2f} for {features}): nothing in the library is close to them")
+            f"(similarity {calibration.low_best:.2f} for {features}): nothing in the library is close to "
+            + ("it" if len(weak) == 1 else "them"))
 
 
 def weak_library_warning(recs: Sequence[Recommendation], items_with_text: int, features: str) -> str | None:

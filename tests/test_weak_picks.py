@@ -9,7 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from recommender.items import Paper, Reason, Recommendation
-from recommender.scoring.match import CALIBRATIONS, match_percent, ranges, weak_library_warning, weak_picks_line, with_match
+from recommender.scoring.match import (CALIBRATIONS, match_percent, ranges, weak_library_warning, weak_picks_line,
+                                       with_match)
 from zotero_bridge.cli.main import cli
 
 REPO = Path(__file__).resolve().parents[1]

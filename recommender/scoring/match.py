@@ -56,7 +56,8 @@ def with_match(recs: Sequence[Recommendation], features: str) -> list[Recommenda
     for rec in recs:
         if rec.reasons:
             best = max(r.similarity for r in rec.reasons)
-            rec = dataclasses.replace(rec, match=match_percent(best, calibration), weak=is_weak(best, calibration))
+            rec = dataclasses.replace(rec, match=match_percent(best, calibration),
+                                      weak=is_weak(best, calibration))
         out.append(rec)
     return out
 

@@ -169,7 +169,8 @@ def _paper(rec: Recommendation, best: float) -> str:
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
     weak = ' class="match weak" title="below the weak-match bar"' if rec.weak else ' class="match"'
-    because = "Because you saved:" if rec.match is None else f'<b{weak}>{rec.match}% match{" (weak)" if rec.weak else ""}</b> · because you saved:'
+    shown = f'{rec.match}% match' + (" (weak)" if rec.weak else "")
+    because = "Because you saved:" if rec.match is None else f'<b{weak}>{shown}</b> · because you saved:'
     also = "".join(f"<li>{html_text(capitalised(line))}</li>" for line in more_reasons(rec))
     also = f'<ul class="also">{also}</ul>' if also else ""
     why = (f'<div class="why">{because}<ul>{reasons}</ul>{also}</div>' if reasons

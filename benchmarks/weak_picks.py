@@ -2,7 +2,7 @@
 save from a random paper, and how many picks of real lists fall under it.
 
     python benchmarks/weak_picks.py citeulike ../shared/data/citeulike-a 500   # held-out saves vs random papers
-    python benchmarks/weak_picks.py lists LIBRARY...                           # each library's top 20 (default corpus)
+    python benchmarks/weak_picks.py lists [--corpus FILE] LIBRARY...   # each library's top 20 (default: bundled ICML)
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ def citeulike(folder: str, users: int, seed: int = 0) -> None:
         print(f"bar {cut:.2f}: held-out below {100 * np.mean(held < cut):.0f} %, random below {100 * np.mean(random < cut):.0f} %")
 
 
-def lists(libraries: list[str]) -> None:
+def lists(libraries: list[str], corpus: list[str]) -> None:
     """Each library's top 20 through `zotrec reading-list --format json` (this checkout): its lowest match, the
     picks flagged weak, whether the list is flagged."""
     print("| library | lowest match in the top 20 | picks below the bar | flagged |")
     print("|---|---|---|---|")
     for library in libraries:
         done = subprocess.run([sys.executable, "-m", "zotero_bridge", "reading-list", "--library", library, "-n", "20",
-                               "--format", "json"], capture_output=True, text=True, check=True)
+                               "--format", "json", *corpus], capture_output=True, text=True, check=True)
         rows = json.loads(done.stdout)
         matches = [row["match"] for row in rows if row["match"] is not None]
         weak = [row["rank"] for row in rows if row.get("weak")]
@@ -70,5 +70,7 @@ def lists(libraries: list[str]) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "citeulike":
         citeulike(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[2:3] == ["--corpus"]:
+        lists(sys.argv[4:], ["--corpus", sys.argv[3]])
     else:
-        lists(sys.argv[2:])
+        lists(sys.argv[2:], [])

@@ -59,6 +59,7 @@ def test_the_one_rule_marks_picks_below_the_bar_and_names_them():
     assert line.startswith("picks 2, 4–5 are below a 31 % match") and "0.35" in line
     assert weak_library_warning(marked, 12, "dense") == f"Weak match: {line}."
     assert ranges([1, 2, 3, 7, 9, 10]) == "1–3, 7, 9–10"
+    assert weak_picks_line(marked[1:], "dense", numbered=True).startswith("picks 1, 3–4 are")  # as a digest numbers
     assert weak_picks_line(marked[:1], "dense") == "" and weak_library_warning(marked[:1], 12, "dense") is None
     assert not any(rec.weak for rec in with_match(recs, "bm25"))  # no calibration: no bar made up
 

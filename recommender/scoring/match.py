@@ -73,10 +73,11 @@ def ranges(numbers: Sequence[int]) -> str:
     return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
 
 
-def weak_picks_line(recs: Sequence[Recommendation], features: str) -> str:
-    """'picks 9–20 are below a 31 % match (similarity 0.35 for dense)', or '' when no shown pick is weak."""
+def weak_picks_line(recs: Sequence[Recommendation], features: str, numbered: bool = False) -> str:
+    """'picks 9–20 are below a 31 % match (similarity 0.35 for dense)', or '' when no shown pick is weak; by
+    rank, or with `numbered` by place 1..N (the digest numbers its papers so, papers seen before left out)."""
     calibration = CALIBRATIONS.get(features)
-    weak = [rec.rank for rec in recs if rec.weak]
+    weak = [place if numbered else rec.rank for place, rec in enumerate(recs, 1) if rec.weak]
     if calibration is None or not weak:
         return ""
     which = f"pick {weak[0]} is" if len(weak) == 1 else f"picks {ranges(weak)} are"

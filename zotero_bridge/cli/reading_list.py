@@ -148,9 +148,10 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0):
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0,
+                 numbered=False):
     """The list's header: what was ranked against what, and how (steering and the interests the list covers,
-    most papers first, and the picks below the weak bar)."""
+    most papers first, and the picks below the weak bar: by rank, or by place 1..N when `numbered`)."""
     from collections import Counter
 
     from recommender.corpus.default import default_corpus
@@ -169,7 +170,7 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
                        recency_half_life=steering.half_life_days if steering else None,
                        interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()),
                        unserved=getattr(recs, "unserved", ()), seen_left_out=seen_left_out,
-                       weak=weak_picks_line(recs, features))
+                       weak=weak_picks_line(recs, features, numbered))
 
 
 def _model_label(features: str, recommender) -> str:

@@ -71,6 +71,9 @@ SUITES = (
     Suite("interests", "what the re-ranking by interests costs on CiteULike fold 0 (recall, fine nDCG, tau)",
           "docs/evaluation.md",
           (Step("interests_citeulike.py", (f"citeulike-a:{CITEULIKE_A}",), (f"citeulike-a:{CITEULIKE_A}", "20")),)),
+    Suite("weak-picks", "is the weak-pick bar a bar? CiteULike-a held-out saves against random papers (issue 39)",
+          "docs/evaluation-history.md",
+          (Step("weak_picks.py", ("citeulike", CITEULIKE_A, "500"), ("citeulike", CITEULIKE_A, "50")),)),
     Suite("ratings", "do the page's ratings help the next list? a simulated CiteULike user, paired differences",
           "docs/serve.md", (Step("ratings.py", (CITEULIKE_A,), (CITEULIKE_A, "20")),)),
 )

@@ -117,6 +117,7 @@ class Recommendation:
     rank: int = 0
     feedback: tuple[str, ...] = ()  # what the user's earlier actions did to it ("less like 'X', which you removed")
     match: int | None = None  # 0–100 for people (recommender/scoring/match.py); None when not calibrated
+    weak: bool = False  # its best reason is below the weak-list bar (recommender/scoring/match.py, is_weak)
     interest: str = ""  # the library interest (collection or topic cluster) this paper serves; "" when none
     author_reasons: tuple[AuthorReason, ...] = ()  # its authors who appear in the library
     steer_reasons: tuple[SteerReason, ...] = ()  # the --prefer texts it matches

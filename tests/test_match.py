@@ -52,10 +52,11 @@ def test_every_format_shows_the_match_and_keeps_the_raw_score():
     assert [row["match"] for row in table] == ["100", str(far), ""]
     assert [row["score"] for row in table] == ["3.75", "5.14", "1.0"]
     markdown = render_recommendations(recs, "markdown")
-    assert "— 100% match · score 3.750" in markdown and f"— {far}% match · score 5.140" in markdown
+    assert "— 100% match · score 3.750" in markdown and f"— {far}% match (weak) · score 5.140" in markdown
     assert "**No reasons** — score 1.000" in markdown
     html = render_recommendations(recs, "html")
-    assert html.count("% match</b> · because you saved:") == 2 and "100% match" in html
+    assert html.count("% match</b> · because you saved:") == 1 and "100% match" in html
+    assert html.count("% match (weak)</b> · because you saved:") == 1
     text = render_recommendations(recs, "table", width=100)
     assert "match" in text and "100%" in text and f"{far}%" in text
     assert "rank 1, score 3.7500. 100% match. Because you saved" in reasons_note(recs[0])
@@ -70,12 +71,13 @@ def test_without_a_match_the_csv_keeps_its_columns():
 
 def test_a_tiny_or_off_topic_library_gets_one_warning():
     close, far, _ = _recs()
-    assert weak_library_warning([close, far], 12, "dense") is None
+    assert weak_library_warning([close], 12, "dense") is None
     few = weak_library_warning([close], 4, "dense")
     assert few and "4 items" in few and "similarity" not in few
     one = weak_library_warning([far], 1, "dense")
     assert "1 item with" in one and "0.25" in one and f"{DENSE.low_best:.2f}" in one and "\n" not in one
-    assert weak_library_warning([far], 12, "tfidf") is None  # 0.25 is high on tf-idf's scale
+    fresh = Recommendation(far.paper, far.score, far.reasons, far.rank)
+    assert weak_library_warning(with_match([fresh], "tfidf"), 12, "tfidf") is None  # 0.25 is high on tf-idf's scale
 
 
 def test_the_cli_warns_once_for_an_off_topic_library(tmp_path):

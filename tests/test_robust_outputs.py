@@ -120,7 +120,7 @@ def test_a_write_that_fails_keeps_the_old_file_whole_and_leaves_nothing(tmp_path
             "markdown")
     assert zotrec(*args, timeout=300).returncode == 0  # warms the prepared-corpus cache: only -o is written next
     result = zotrec(*args, "-o", target, timeout=300, file_bytes=2000)  # a real write failure past 2,000 bytes
-    lines = error_lines(result)
+    lines = [line for line in error_lines(result) if not line.startswith("Warning: Weak match")]  # far tf-idf picks
     assert result.returncode == 1, lines
     assert len(lines) == 1 and lines[0].startswith(f"Error: {target}: cannot write (")
     assert "the old file is unchanged" in lines[0]

@@ -18,7 +18,7 @@ from recommender.items import Recommendation
 class Calibration(NamedTuple):
     off_topic: float  # the best similarity an off-topic 1-item library reaches: 0 % match
     same_topic: float  # about the example library's best similarity: 100 % match
-    low_best: float  # a list whose best similarity is below this is a weak match
+    low_best: float  # a list whose best similarity is below this is a weak match; so is a pick below it
 
 
 # measured on examples/library.bib (on topic) and a 1-item library on Gothic cathedrals (off topic)
@@ -38,26 +38,70 @@ def match_percent(similarity: float, calibration: Calibration) -> int:
     return round(100 * min(1.0, max(0.0, share)))
 
 
+def is_weak(similarity: float, calibration: Calibration) -> bool:
+    """The one rule for a weak pick: its best similarity is below the weak-list bar (low_best; dense 0.35, a
+    31 % match; compared as the match shows it, so a pick shown at 31 % is never weak). 90 % of held-out
+    CiteULike-a saves reach the bar, 23 % of random papers do (docs/evaluation-history.md, issue 39's
+    "A floor under every pick"; benchmarks/weak_picks.py)."""
+    return match_percent(similarity, calibration) < match_percent(calibration.low_best, calibration)
+
+
 def with_match(recs: Sequence[Recommendation], features: str) -> list[Recommendation]:
-    """The recommendations with `match` set from their best reason (None without reasons or a calibration)."""
+    """The recommendations with `match` set from their best reason (None without reasons or a calibration)
+    and `weak` where that reason is below the bar (is_weak); the order is left as it is."""
     calibration = CALIBRATIONS.get(features)
     if calibration is None:
         return list(recs)
-    return [dataclasses.replace(rec, match=match_percent(max(r.similarity for r in rec.reasons), calibration))
-            if rec.reasons else rec for rec in recs]
+    out = []
+    for rec in recs:
+        if rec.reasons:
+            best = max(r.similarity for r in rec.reasons)
+            rec = dataclasses.replace(rec, match=match_percent(best, calibration),
+                                      weak=is_weak(best, calibration))
+        out.append(rec)
+    return out
+
+
+def ranges(numbers: Sequence[int]) -> str:
+    """1, 3–5, 9 for [1, 3, 4, 5, 9] (sorted, distinct)."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
+
+
+def weak_picks_line(recs: Sequence[Recommendation], features: str, numbered: bool = False) -> str:
+    """'picks 9–20 are below a 31 % match (similarity 0.35 for dense)', or '' when no shown pick is weak; by
+    rank, or with `numbered` by place 1..N (the digest numbers its papers so, papers seen before left out)."""
+    calibration = CALIBRATIONS.get(features)
+    weak = [place if numbered else rec.rank for place, rec in enumerate(recs, 1) if rec.weak]
+    if calibration is None or not weak:
+        return ""
+    which = f"pick {weak[0]} is" if len(weak) == 1 else f"picks {ranges(weak)} are"
+    if len(weak) == len(recs) and len(weak) > 1:
+        which = f"all {len(weak)} picks are"
+    return (f"{which} below a {match_percent(calibration.low_best, calibration)} % match "
+            f"(similarity {calibration.low_best:.2f} for {features}): nothing in the library is close to "
+            + ("it" if len(weak) == 1 else "them"))
 
 
 def weak_library_warning(recs: Sequence[Recommendation], items_with_text: int, features: str) -> str | None:
-    """One line when the list says little: fewer than FEW_ITEMS items with text, or a low best similarity."""
+    """One line when the list says little: fewer than FEW_ITEMS items with text, a low best similarity, or
+    shown picks below the bar (weak_picks_line; the whole list's case says so once)."""
     problems = []
     if items_with_text < FEW_ITEMS:
         items = f"{items_with_text} item" + ("" if items_with_text == 1 else "s")
         problems.append(f"the library has {items} with a title or abstract (fewer than {FEW_ITEMS})")
     calibration = CALIBRATIONS.get(features)
     best = max((reason.similarity for rec in recs for reason in rec.reasons), default=None)
-    if calibration is not None and best is not None and best < calibration.low_best:
+    low = calibration is not None and best is not None and is_weak(best, calibration)
+    if low:
         problems.append(f"its best similarity to any paper is {best:.2f} "
                         f"(below {calibration.low_best:.2f} for {features}: off-topic?)")
-    if not problems:
-        return None
-    return "Weak match: " + " and ".join(problems) + "; the ranking says little."
+    said = [" and ".join(problems) + "; the ranking says little"] if problems else []
+    picks = "" if low else weak_picks_line(recs, features)  # every pick is below the bar: said above
+    said += [picks] if picks else []
+    return "Weak match: " + "; ".join(said) + "." if said else None

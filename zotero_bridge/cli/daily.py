@@ -162,7 +162,8 @@ def _rank_and_deliver(libraries, source, corpora, counts, delivery, do_sync, col
         if missed and len(recs) < count:
             log.info(f"Only {plural(len(recs), 'unseen paper')} in the window for these {missed + 1} days.")
         title = "Reading list · " + library_name(", ".join(corpora))  # a corpus file by its name, not its path
-        context = list_context(libraries, corpora, features, recommender, len(read.items), None, recs, seen.left_out)
+        context = list_context(libraries, corpora, features, recommender, len(read.items), None, recs, seen.left_out,
+                               numbered=True)  # the digest numbers its papers 1..N
         if delivery.atom_file:
             _write_feed(recs, title, context, delivery, inputs)
         if delivery.mail_to and (recs or delivery.mail_empty):

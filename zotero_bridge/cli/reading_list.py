@@ -148,12 +148,14 @@ def warn_if_weak(recs, items, features: str) -> None:
         logging.getLogger("zotrec").warning("%s", warning)
 
 
-def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0):
+def list_context(libraries, corpus_paths, features, recommender, items, steering=None, recs=(), seen_left_out=0,
+                 numbered=False):
     """The list's header: what was ranked against what, and how (steering and the interests the list covers,
-    most papers first)."""
+    most papers first, and the picks below the weak bar: by rank, or by place 1..N when `numbered`)."""
     from collections import Counter
 
     from recommender.corpus.default import default_corpus
+    from recommender.scoring.match import weak_picks_line
     from zotero_bridge.render.html_page import ListContext
 
     if corpus_paths:
@@ -167,7 +169,8 @@ def list_context(libraries, corpus_paths, features, recommender, items, steering
                        prefer=steering.prefer if steering else (), avoid=steering.avoid if steering else (),
                        recency_half_life=steering.half_life_days if steering else None,
                        interests=tuple(name for name, _ in Counter(r.interest for r in recs if r.interest).most_common()),
-                       unserved=getattr(recs, "unserved", ()), seen_left_out=seen_left_out)
+                       unserved=getattr(recs, "unserved", ()), seen_left_out=seen_left_out,
+                       weak=weak_picks_line(recs, features, numbered))
 
 
 def _model_label(features: str, recommender) -> str:

@@ -94,7 +94,7 @@ def explain(pipeline: Pipeline, query: Query, paper_id: str) -> dict[str, Any]:
     [row] = rows([rec])
     why = why_lines(rec) or ["no library item is close to it: it ranks on the corpus side of the score alone"]
     if rec.match is not None:
-        why.insert(0, f"{rec.match}% match")
+        why.insert(0, f"{rec.match}% match" + (" (weak)" if rec.weak else ""))
     return {**_header(ranked), "paper": row, "ranked": True, "rank": rec.rank, "of": len(ranked.recs),
             "why": [_safe(line) for line in why]}
 

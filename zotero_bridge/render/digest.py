@@ -30,7 +30,8 @@ def why_lines(rec: Recommendation) -> list[str]:
     from zotero_bridge.render.reading_list import reasons_text
 
     lines = [f"Because you saved: {reasons_text(rec)}"] if rec.reasons else []
-    return lines + [capitalised(line) for line in more_reasons(rec)]
+    weak = [f"Weak match ({rec.match}%): nothing in the library is close"] if rec.weak else []
+    return lines + [capitalised(line) for line in more_reasons(rec)] + weak
 
 
 def library_name(library: str) -> str:

@@ -50,7 +50,7 @@ def reasons_note(rec: Recommendation) -> str:
     """One line for the note/Extra field: rank, score, the library items that led to the paper, then the
     interest it serves, its authors in the library and the --prefer texts it matches (when it has them)."""
     because = "; ".join(f"{r.item_title} ({r.similarity:.2f})" for r in rec.reasons)
-    shown = "" if rec.match is None else f" {rec.match}% match."
+    shown = "" if rec.match is None else f" {rec.match}% match" + (" (weak)." if rec.weak else ".")
     line = f"Recommended by zotrec: rank {rec.rank}, score {rec.score:.4f}.{shown}"
     line = f"{line} Because you saved: {because}" if because else line
     more = [capitalised(reason) + "." for reason in more_reasons(rec)]

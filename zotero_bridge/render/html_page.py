@@ -77,6 +77,7 @@ class ListContext:
     interests: tuple[str, ...] = ()  # the library's interests the list covers, largest first
     unserved: tuple[str, ...] = ()  # interests with no paper in this corpus good enough for a seat (facets.py)
     seen_left_out: int = 0  # arXiv papers shown on an earlier day, left out (zotero_bridge/feedback/seen.py)
+    weak: str = ""  # which shown picks are below the weak bar, in words (recommender/scoring/match.py, weak_picks_line)
 
 
 def steering(context: ListContext) -> list[tuple[str, str]]:
@@ -93,6 +94,8 @@ def steering(context: ListContext) -> list[tuple[str, str]]:
         lines.append(("Interests", " · ".join(context.interests)))
     if context.unserved:
         lines.append(("No good paper", "this corpus has none for " + " · ".join(context.unserved)))
+    if context.weak:
+        lines.append(("Weak match", context.weak))
     if context.seen_left_out:
         lines.append(("Seen", f"{plural(context.seen_left_out, 'paper')} shown on an earlier day left out "
                               "(--include-seen shows them)"))
@@ -165,7 +168,9 @@ def _paper(rec: Recommendation, best: float) -> str:
                 if paper.abstract else "")
     reasons = "".join(f'<li>{html_text(r.item_title)} <span class="sim">({r.similarity:.2f})</span></li>'
                       for r in rec.reasons)
-    because = "Because you saved:" if rec.match is None else f'<b class="match">{rec.match}% match</b> · because you saved:'
+    weak = ' class="match weak" title="below the weak-match bar"' if rec.weak else ' class="match"'
+    shown = f'{rec.match}% match' + (" (weak)" if rec.weak else "")
+    because = "Because you saved:" if rec.match is None else f'<b{weak}>{shown}</b> · because you saved:'
     also = "".join(f"<li>{html_text(capitalised(line))}</li>" for line in more_reasons(rec))
     also = f'<ul class="also">{also}</ul>' if also else ""
     why = (f'<div class="why">{because}<ul>{reasons}</ul>{also}</div>' if reasons

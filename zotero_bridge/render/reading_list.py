@@ -47,13 +47,15 @@ def recommendation_row(rec: Recommendation) -> dict[str, Any]:
     }
     if rec.feedback:  # only when the user's feedback moved this paper: other rows keep their old bytes
         row["feedback"] = list(rec.feedback)
+    if rec.weak:  # only below the weak bar (recommender/scoring/match.py, is_weak), like "feedback"
+        row["weak"] = True
     row.update(reason_keys(rec))  # interest, author_reasons, steer_reasons: only when present
     return row
 
 
 def match_text(rec: Recommendation) -> str:
-    """'98% match', or '' for a paper without reasons."""
-    return "" if rec.match is None else f"{rec.match}% match"
+    """'98% match', '28% match (weak)' below the weak bar, or '' for a paper without reasons."""
+    return "" if rec.match is None else f"{rec.match}% match" + (" (weak)" if rec.weak else "")
 
 
 def reasons_text(rec: Recommendation) -> str:
@@ -185,7 +187,8 @@ def _table(recs: Sequence[Recommendation], title: str, width: int | None, contex
         why = [f"{_plain(r.item_title)} ({r.similarity:.2f})" for r in rec.reasons]
         why += [_plain(line) for line in more_reasons(rec)]
         why += [f"feedback: {_plain(line)}" for line in rec.feedback]
-        match = "" if rec.match is None else f"{rec.match}%"
+        match = Text("" if rec.match is None else f"{rec.match}%" + ("*" if rec.weak else ""),
+                     style="dim" if rec.weak else "")  # * and dimmed: below the weak bar ("Weak match" above)
         table.add_row(str(rec.rank), match, f"{rec.score:.3f}", body, Text("\n".join(why)))
     return _rich_to_text(table, width, hyperlinks)
 

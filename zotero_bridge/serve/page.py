@@ -23,7 +23,7 @@ def paper_card(rec: Recommendation, position: int, csrf: str, interest: str = ""
     tags = [f'<span class="tag">{html_text(t)}</span>' for t in shown if t]
     if rec.match is not None:
         tags.append(f'<span class="match"><meter min="0" max="100" value="{int(rec.match)}"></meter> '
-                    f'{int(rec.match)}% match</span>')
+                    f'{int(rec.match)}% match' + (' (weak)' if rec.weak else '') + '</span>')
     if rec.interest:
         tags.append(f'<span class="tag interest">{html_text(rec.interest)}</span>')
     abstract = (f"<details><summary>Abstract</summary><p>{html_text(paper.abstract)}</p></details>"

@@ -310,7 +310,8 @@ def reasons_note(rec: Recommendation, parent_key: str, key: str) -> dict:
     reasons = "".join(f"<li>{html.escape(r.item_title)} (similarity {r.similarity:.2f})</li>" for r in rec.reasons)
     more = "".join(f"<li>{html.escape(capitalised(line))}</li>" for line in more_reasons(rec))
     learned = "".join(f"<li>{html.escape(line)}</li>" for line in rec.feedback)
-    match = "" if rec.match is None else f" {rec.match}% match."
+    weak = " (weak: nothing in the library is close)." if rec.weak else "."
+    match = "" if rec.match is None else f" {rec.match}% match{weak}"
     body = (f"<p><b>Recommended by zotrec</b>: rank {rec.rank}, score {rec.score:.3f}.{match}</p>"
             + (f"<p>Because you saved:</p><ul>{reasons}</ul>" if reasons else "")
             + (f"<p>Also:</p><ul>{more}</ul>" if more else "")

@@ -6,7 +6,7 @@ the mean cosine of x to its k nearest corpus papers (an item near many papers, a
 rank: the number of corpus papers x is nearer to than to y (fewest first). The ranking is not touched.
 
     python benchmarks/hub_reasons.py citeulike ../shared/data/citeulike-a 300   # held-out saves: tags, co-saves
-    python benchmarks/hub_reasons.py lists [--background CITEULIKE_A] LIBRARY...   # top 20s against ICML 2025
+    python benchmarks/hub_reasons.py lists [--background CITEULIKE_A] [--corpus FILE] LIBRARY...   # top 20s (ICML 2025)
 
 `citeulike`: users with >= 10 items (seeded), one saved item held out as the pick, the user's other items the
 library, dense MiniLM title rows; the top reason judged by the tags it shares with the pick (item-tag.dat, picks
@@ -125,7 +125,7 @@ def citeulike(folder: str, users: int, seed: int = 0) -> None:
               f"| {100 * general / users:.1f} % | {100 * changed / users:.1f} % | {np.mean(cosines):.3f} |")
 
 
-def captured_list(library: str) -> tuple[list[dict], dict]:
+def captured_list(library: str, corpus: list[str]) -> tuple[list[dict], dict]:
     """`zotrec reading-list --library LIBRARY -n 20 --format json` run here, with the library rows, corpus rows,
     profile titles and final order the reasons are found from."""
     import recommender.scoring.ranking as ranking
@@ -146,20 +146,20 @@ def captured_list(library: str) -> tuple[list[dict], dict]:
     out = io.StringIO()
     try:
         with redirect_stdout(out):
-            cli(args=["reading-list", "--library", library, "-n", "20", "--format", "json"], prog_name="zotrec",
+            cli(args=["reading-list", "--library", library, "-n", "20", "--format", "json", *corpus], prog_name="zotrec",
                 standalone_mode=False)
     finally:
         ranking.reasons_for, ranking._reasons = found, named
     return json.loads(out.getvalue()), captured
 
 
-def lists(libraries: list[str], folder: str = "../shared/data/citeulike-a") -> None:
+def lists(libraries: list[str], folder: str = "../shared/data/citeulike-a", corpus: list[str] = ()) -> None:
     background = None
     for library in libraries:
-        shown, got = captured_list(library)
-        rows, corpus, titles = got["rows"], got["corpus"], got["titles"]
+        shown, got = captured_list(library, list(corpus))
+        rows, corpus_rows, titles = got["rows"], got["corpus"], got["titles"]
         general = np.array([title.startswith(GENERAL) for title in titles])
-        sims = rows @ corpus[got["order"]].T  # items × picks
+        sims = rows @ corpus_rows[got["order"]].T  # items × picks
         assert [titles[i] for i in np.argsort(-sims[:, 0], kind="stable")[:3]] == [r["title"] for r in shown[0]["reasons"]]
         if background is None:
             from recommender.collaborative.datasets import load_citeulike_a
@@ -169,11 +169,12 @@ def lists(libraries: list[str], folder: str = "../shared/data/citeulike-a") -> N
             background = unit(make_representation("dense").fit(texts).transform(texts))
         variants = {"raw (main)": None}
         for k in (10, 50):
-            variants[f"CSLS k={k}, r over ICML 2025"] = hub_levels(rows, corpus, k)
-        variants["rank among x's ICML 2025 neighbours"] = "rank"
+            variants[f"CSLS k={k}, r over the corpus"] = hub_levels(rows, corpus_rows, k)
+        variants["rank among x's corpus neighbours"] = "rank"
         for k in (10, 50):
             variants[f"CSLS k={k}, r over CiteULike-a titles"] = hub_levels(rows, background, k)
-        print(f"{library.rsplit('/', 1)[-1]}: {len(titles)} items with text, {general.sum()} general (by hand)")
+        print(f"{library.rsplit('/', 1)[-1]} against {corpus[1] if corpus else 'the bundled ICML 2025 list'} "
+              f"({len(corpus_rows)} papers): {len(titles)} items with text, {general.sum()} general (by hand)")
         print("| top reason by | general top reason, top 20 | general among the 3 shown | top reason changed | "
               "cosine lost by a changed top reason: mean, max |")
         print("|---|---|---|---|---|")
@@ -184,7 +185,7 @@ def lists(libraries: list[str], folder: str = "../shared/data/citeulike-a") -> N
                 pool = np.argsort(-sims[:, place], kind="stable")[:REASON_POOL]
                 pool_sims = sims[pool, place]
                 if isinstance(hub, str):
-                    strength = -((rows[pool] @ corpus.T) > pool_sims[:, None]).sum(1).astype(float)
+                    strength = -((rows[pool] @ corpus_rows.T) > pool_sims[:, None]).sum(1).astype(float)
                 else:
                     strength = pool_sims - (0 if hub is None else hub[pool])
                 shown_three = pool[np.argsort(-strength, kind="stable")[:3]]
@@ -207,7 +208,9 @@ def lists(libraries: list[str], folder: str = "../shared/data/citeulike-a") -> N
 if __name__ == "__main__":
     if sys.argv[1] == "citeulike":
         citeulike(sys.argv[2], int(sys.argv[3]))
-    elif sys.argv[2:3] == ["--background"]:
-        lists(sys.argv[4:], sys.argv[3])
     else:
-        lists(sys.argv[2:])
+        args, options = sys.argv[2:], {}
+        while args and args[0] in ("--background", "--corpus"):
+            options[args[0]], args = args[1], args[2:]
+        lists(args, options.get("--background", "../shared/data/citeulike-a"),
+              ["--corpus", options["--corpus"]] if "--corpus" in options else [])

@@ -44,10 +44,14 @@ class AuthorIndex:
 
     def __init__(self, family: np.ndarray, given: np.ndarray, paper: np.ndarray, position: np.ndarray) -> None:
         self.family, self.given, self.paper, self.position = family, given, paper, position
-        self.keys = [NameKey(str(f), str(g)) for f, g in zip(family.tolist(), given.tolist())]
+        self._families, self._givens = family.tolist(), given.tolist()  # keys are made for matched families only
         self.by_family: dict[str, list[int]] = defaultdict(list)
-        for entry, key in enumerate(self.keys):
-            self.by_family[key.family].append(entry)
+        for entry, name in enumerate(self._families):
+            self.by_family[name].append(entry)
+
+    def key(self, entry: int) -> NameKey:
+        """The name key of one entry."""
+        return NameKey(self._families[entry], self._givens[entry])
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AuthorIndex:
@@ -122,7 +126,7 @@ def match_authors(index: AuthorIndex, items: Sequence[LibraryItem]) -> AuthorMat
     papers, positions = index.paper.tolist(), index.position.tolist()
     for family, givens in library.items():
         for entry in index.by_family.get(family, ()):
-            key = index.keys[entry]
+            key = index.key(entry)
             if key not in found:
                 found[key] = _items_of(givens, key.given)
             if found[key]:

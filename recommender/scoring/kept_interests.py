@@ -15,7 +15,7 @@ import numpy as np
 
 from recommender.scoring.interests import SEED, Interests, library_interests
 
-FORMAT = 1
+FORMAT = 2  # 2: titles and collections digested as one JSON text (a tenth of the per-part walk's time)
 _CODE = (Path(__file__).with_name("interests.py"), Path(__file__).with_name("linkage.py"),
          Path(__file__).parents[1] / "features" / "base.py", Path(__file__).parents[1] / "scripts.py",
          Path(__file__))
@@ -28,7 +28,8 @@ def kept_interests(collections: Sequence[Sequence[str]], titles: Sequence[str], 
         return library_interests(collections, titles, rows, seed=seed)
     from recommender.store.keys import code_fingerprint, digest
 
-    key = digest(FORMAT, code_fingerprint(*_CODE), seed, rows, list(titles), [list(item) for item in collections])
+    words = json.dumps([list(titles), [list(item) for item in collections]], ensure_ascii=False)
+    key = digest(FORMAT, code_fingerprint(*_CODE), seed, rows, words)
     computed: list[Interests] = []
 
     def compute() -> dict[str, np.ndarray]:

@@ -179,6 +179,15 @@ def test_names_hold_no_tex_braces_and_book_list_words_never_name_alone():
     assert "edition" not in name.split(", ") and "anniversary" not in name.split(", ")  # main: "edition"
 
 
+def test_two_picked_words_that_are_a_pair_of_the_titles_name_by_the_pair():
+    """Main's "programming, languages" reads "programming languages", the next term in the free place."""
+    titles = ["Programming languages and lambda calculus", "Types and programming languages",
+              "Programming with monads", "A history of programming", "Languages of the lambda calculus",
+              "Type classes in languages"]
+    assert cluster_names(titles + OTHER_FIELD, np.array([0] * 6 + [1] * 4))[0] == (
+        "programming languages, lambda calculus")
+
+
 def test_seats_are_proportional_by_sainte_lague_seat_by_seat():
     assert facets.entitlements(np.array([10, 9, 9, 8]) / 36, 20)[-1].tolist() == [6, 5, 5, 4]
     assert facets.entitlements(np.array([0.9, 0.05, 0.05]), 20)[-1].tolist() == [18, 1, 1]

@@ -43,8 +43,8 @@ GENERIC_WORDS = frozenset("""
     neural new paper problem problems results study toward towards using
     active aimed aims algorithm algorithms application applications applied approach assessment case cases
     comparison comparative design designs development developing effect effects efficient evaluation
-    evidence framework frameworks general guide handbook impact improved improving introduction large novel
-    overview performance perspective perspectives practical principles rate rates review role scheme schemes
+    evidence finding framework frameworks general guide handbook impact improved improving introduction large
+    novel overview performance perspective perspectives practical principles rate rates review role scheme schemes
     simple survey system systems techniques theory tool tools tutorial understanding use via
     anniversary book books chapter edited edition editions hardcover lecture lectures notes paperback press
     proceedings reprint revised textbook unabridged vol volume volumes workbook
@@ -236,12 +236,12 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
     """A short name per cluster from the title phrases that set it apart from the rest of the library (issue
     39): a term's weight is the share of the cluster's titles using it times log(share inside / share outside)
     (smoothed by one title), so a term the rest of the library uses as much weighs nothing; phrases of up to
-    two words, plurals folded, a pair preferred to its word when PHRASE_PREFERENCE as distinctive, generic,
-    academic-prose and book-list words (GENERIC_WORDS) never alone; a hyphenated compound is one word, never a
-    fragment of it ("chain-of-thought", not "thought"), and TeX braces are stripped. Only terms two of its
-    titles share name a cluster; a cluster with none is named by its most central title (`central[label]`, a
-    position in `titles`; default its first), cut to SHORT_TITLE_WORDS words and quoted; one without any word
-    "topic N"."""
+    two words, plurals folded, a pair preferred to its word when PHRASE_PREFERENCE as distinctive (and to two
+    picked words it joins), generic, academic-prose and book-list words (GENERIC_WORDS) never alone; a
+    hyphenated compound is one word, never a fragment of it ("chain-of-thought", not "thought"), and TeX braces
+    are stripped. Only terms two of its titles share name a cluster; a cluster with none is named by its most
+    central title (`central[label]`, a position in `titles`; default its first), cut to SHORT_TITLE_WORDS words
+    and quoted; one without any word "topic N"."""
     spelled = [_terms(title, fragments=False) for title in titles]
     folded = {gram: _folded(gram) for item in spelled for gram in item}
     grams = [{folded[gram] for gram in item} for item in spelled]
@@ -280,7 +280,8 @@ def _short_title(title: str) -> str:
 
 
 def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
-    """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping."""
+    """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping; two
+    single words that are a pair of the titles are named by that pair, and the next term takes the free place."""
     picked: list[str] = []
     for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
         while True:  # "time series" rather than "series"
@@ -289,12 +290,24 @@ def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
             if best is None or weight[best] < PHRASE_PREFERENCE * weight[gram]:
                 break
             gram = best
+        joined = _joined(picked[-1], gram, weight) if picked else None
+        if joined and not any(_overlap(joined, other) for other in picked[:-1]):
+            picked[-1] = joined  # "programming, languages" → "programming languages" (and the next term)
+            continue
         if gram in picked or any(_overlap(gram, other) for other in picked):
             continue
         picked.append(gram)
         if len(picked) == terms:
             break
     return picked
+
+
+def _joined(first: str, second: str, weight: dict[str, float]) -> str | None:
+    """Two single words that are a pair of the cluster's titles (either order) as that pair, else None."""
+    if " " in first or " " in second:
+        return None
+    pairs = [pair for pair in (f"{first} {second}", f"{second} {first}") if pair in weight]
+    return max(pairs, key=lambda pair: (weight[pair], pair), default=None)
 
 
 def _contains(phrase: str, part: str) -> bool:

@@ -36,16 +36,16 @@ LABEL_TERMS = 2
 PHRASE_PREFERENCE = 0.5  # a word pair replaces its word when at least half as distinctive (issue 39)
 SHORT_TITLE_WORDS = 6  # an interest with no shared term is named by its most central title, cut to this
 
-# Words in most titles of any field, the prose of academic titles and of book lists ("edition", "volume"): never
-# a name on their own (stop words are dropped already); inside a phrase they stay ("active learning").
+# Words in most titles of any field, the prose of academic titles and of book lists ("edition", "volume"):
+# never a name on their own (stop words are dropped already); inside a phrase they stay ("active learning").
 GENERIC_WORDS = frozenset("""
     analysis approach approaches based data deep learning method methods model models network networks
     neural new paper problem problems results study toward towards using
     active aimed aims algorithm algorithms application applications applied approach assessment case cases
     comparison comparative design designs development developing effect effects efficient evaluation
     evidence finding framework frameworks general guide handbook impact improved improving introduction large
-    novel overview performance perspective perspectives practical principles rate rates review role scheme schemes
-    simple survey system systems techniques theory tool tools tutorial understanding use via
+    novel overview performance perspective perspectives practical principles rate rates review role scheme
+    schemes simple survey system systems techniques theory tool tools tutorial understanding use via
     anniversary book books chapter edited edition editions hardcover lecture lectures notes paperback press
     proceedings reprint revised textbook unabridged vol volume volumes workbook
     一种 分析 基于 学习 应用 技术 数据 方法 模型 深度 研究 神经 算法 网络 问题
@@ -53,7 +53,7 @@ GENERIC_WORDS = frozenset("""
 # Chinese particles ("of", "and"): a character pair holding one spans two words, never a name (lexical.py pairs).
 _PARTICLES = frozenset("的与和及")
 _PATH_SEPARATOR = re.compile(r"(?<!\\)/")
-# A hyphenated compound ("chain-of-thought", "medium-range", "k-means") is one term of a name, never its parts.
+# A hyphenated compound ("chain-of-thought", "medium-range", "k-means") is one term of a name, not its parts.
 _COMPOUND = re.compile(r"\w+(?:[-\u2010\u2011]\w+)+")
 _HYPHENS = re.compile(r"[-\u2010\u2011]")
 _WORD_SPLIT = re.compile(r"[ \-]")
@@ -238,10 +238,10 @@ def cluster_names(titles: Sequence[str], labels: np.ndarray, terms: int = LABEL_
     (smoothed by one title), so a term the rest of the library uses as much weighs nothing; phrases of up to
     two words, plurals folded, a pair preferred to its word when PHRASE_PREFERENCE as distinctive (and to two
     picked words it joins), generic, academic-prose and book-list words (GENERIC_WORDS) never alone; a
-    hyphenated compound is one word, never a fragment of it ("chain-of-thought", not "thought"), and TeX braces
-    are stripped. Only terms two of its titles share name a cluster; a cluster with none is named by its most
-    central title (`central[label]`, a position in `titles`; default its first), cut to SHORT_TITLE_WORDS words
-    and quoted; one without any word "topic N"."""
+    hyphenated compound is one word, never a fragment of it ("chain-of-thought", not "thought"), and TeX
+    braces are stripped. Only terms two of its titles share name a cluster; a cluster with none is named by
+    its most central title (`central[label]`, a position in `titles`; default its first), cut to
+    SHORT_TITLE_WORDS words and quoted; one without any word "topic N"."""
     spelled = [_terms(title, fragments=False) for title in titles]
     folded = {gram: _folded(gram) for item in spelled for gram in item}
     grams = [{folded[gram] for gram in item} for item in spelled]
@@ -280,8 +280,8 @@ def _short_title(title: str) -> str:
 
 
 def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
-    """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping; two
-    single words that are a pair of the titles are named by that pair, and the next term takes the free place."""
+    """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping;
+    two single words that are a pair of the titles are named by that pair, the next term in the free place."""
     picked: list[str] = []
     for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
         while True:  # "time series" rather than "series"
@@ -323,9 +323,9 @@ def _plain(title: str) -> str:
 
 
 def _terms(title: str, fragments: bool = True) -> list[str]:
-    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule, TeX braces stripped first; no pair
-    spans a stop word. A hyphenated compound is one word ("chain-of-thought", "medium-range"): no pair holds
-    a part of it, and its parts are words of the title only with `fragments` (a title on protein-protein
+    """A title's words and adjacent word pairs, by zotrec's tf-idf word rule, TeX braces stripped first; no
+    pair spans a stop word. A hyphenated compound is one word ("chain-of-thought", "medium-range"): no pair
+    holds a part of it, and its parts are words of the title only with `fragments` (a title on protein-protein
     interactions holds "protein"), never a term that names (`cluster_names` asks fragments=False)."""
     from recommender.features.lexical import ENGLISH_STOP_WORDS, _strip_accents, words
 

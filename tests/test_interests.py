@@ -186,6 +186,10 @@ def test_two_picked_words_that_are_a_pair_of_the_titles_name_by_the_pair():
               "Type classes in languages"]
     assert cluster_names(titles + OTHER_FIELD, np.array([0] * 6 + [1] * 4))[0] == (
         "programming languages, lambda calculus")
+    software = ["Software architecture styles", "Foundations of software architecture",
+                "Software testing in practice", "Software maintenance costs", "Empirical software engineering",
+                "Software product lines"]  # "architecture" reaches its pair first: still joined, not "software"
+    assert cluster_names(software + OTHER_FIELD, np.array([0] * 6 + [1] * 4))[0] == "software architecture"
 
 
 def test_seats_are_proportional_by_sainte_lague_seat_by_seat():

@@ -283,14 +283,15 @@ def _distinctive(weight: dict[str, float], terms: int) -> list[str]:
     """The `terms` best terms by weight, a pair in place of its word when nearly as good, none overlapping;
     two single words that are a pair of the titles are named by that pair, the next term in the free place."""
     picked: list[str] = []
-    for gram in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
+    for word in sorted(weight, key=lambda gram: (-weight[gram], -gram.count(" "), gram)):
+        gram = word
         while True:  # "time series" rather than "series"
             longer = [other for other in weight if other.count(" ") > gram.count(" ") and _contains(other, gram)]
             best = max(longer, key=lambda other: (weight[other], other), default=None)
             if best is None or weight[best] < PHRASE_PREFERENCE * weight[gram]:
                 break
             gram = best
-        joined = _joined(picked[-1], gram, weight) if picked else None
+        joined = _joined(picked[-1], word, weight) if picked else None
         if joined and not any(_overlap(joined, other) for other in picked[:-1]):
             picked[-1] = joined  # "programming, languages" → "programming languages" (and the next term)
             continue

@@ -144,6 +144,54 @@ def test_names_are_unique():
     assert names == ("alpha beta", "gamma delta", "alpha beta (2)", "gamma delta (2)")
 
 
+OTHER_FIELD = ["Protein folding with molecular dynamics", "Molecular dynamics of protein folding",
+               "Gene regulatory networks", "Regulatory motifs in genes"]
+
+
+def test_a_hyphenated_compound_names_whole_never_by_a_fragment():
+    """Issue 39: "climate, range global" (of "medium-range global"), "language models, thought" (of
+    chain-of-thought); main named these "global weather, medium range" and "language models, chain"."""
+    weather = ["Learning skillful medium-range global weather forecasting",
+               "Accurate medium-range global weather forecasting with 3D neural networks",
+               "Climate change and sea ice", "Climate models of the past"]
+    reasoning = ["Chain-of-thought prompting elicits reasoning",
+                 "Chain-of-thought reasoning without prompting",
+                 "Large language models are zero-shot reasoners", "Language models as planners"]
+    labels = np.array([0] * 4 + [1] * 4)
+    assert cluster_names(weather + OTHER_FIELD, labels)[0] == "medium-range global, weather forecasting"
+    assert cluster_names(reasoning + OTHER_FIELD, labels)[0] == "chain-of-thought, language models"
+    for titles in (weather, reasoning):
+        for term in cluster_names(titles + OTHER_FIELD, labels)[0].split(", "):
+            assert any(f" {term} " in f" {title.lower()} " for title in titles), term  # whole words
+
+
+def test_names_hold_no_tex_braces_and_book_list_words_never_name_alone():
+    braces = ["{D}eformable {M}odels in {M}edical {I}mage {A}nalysis",
+              "{D}eformable registration of {M}edical images",
+              "{T}he {E}xtended {M}ind", "Being there: {P}utting {B}rain, {B}ody, and {W}orld together"]
+    names = cluster_names(braces + OTHER_FIELD, np.array([0, 0, 1, 1, 2, 2, 2, 2]), central=[0, 2, 4])
+    # main: "edical, eformable" and the quoted title "{T}he {E}xtended {M}ind"
+    assert names[:2] == ("medical image, deformable", "\u201cThe Extended Mind\u201d")
+    assert not any(brace in name for name in names for brace in "{}")
+    books = ["The Giving Tree (Slipcased Mini Edition)", "Goodnight Moon, 60th Anniversary Edition",
+             "The Very Hungry Caterpillar (Miniature Edition)", "Brown Bear, Brown Bear, What Do You See?"]
+    name = cluster_names(books + OTHER_FIELD, np.array([0] * 4 + [1] * 4))[0]
+    assert "edition" not in name.split(", ") and "anniversary" not in name.split(", ")  # main: "edition"
+
+
+def test_two_picked_words_that_are_a_pair_of_the_titles_name_by_the_pair():
+    """Main's "programming, languages" reads "programming languages", the next term in the free place."""
+    titles = ["Programming languages and lambda calculus", "Types and programming languages",
+              "Programming with monads", "A history of programming", "Languages of the lambda calculus",
+              "Type classes in languages"]
+    assert cluster_names(titles + OTHER_FIELD, np.array([0] * 6 + [1] * 4))[0] == (
+        "programming languages, lambda calculus")
+    software = ["Software architecture styles", "Foundations of software architecture",
+                "Software testing in practice", "Software maintenance costs", "Empirical software engineering",
+                "Software product lines"]  # "architecture" reaches its pair first: still joined, not "software"
+    assert cluster_names(software + OTHER_FIELD, np.array([0] * 6 + [1] * 4))[0] == "software architecture"
+
+
 def test_seats_are_proportional_by_sainte_lague_seat_by_seat():
     assert facets.entitlements(np.array([10, 9, 9, 8]) / 36, 20)[-1].tolist() == [6, 5, 5, 4]
     assert facets.entitlements(np.array([0.9, 0.05, 0.05]), 20)[-1].tolist() == [18, 1, 1]

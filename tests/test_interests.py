@@ -19,11 +19,11 @@ from recommender.scoring.interests import (
     MIN_SILHOUETTE,
     Interests,
     cluster_labels,
-    cluster_names,
     collection_labels,
     library_interests,
     silhouette,
 )
+from recommender.scoring.interest_names import cluster_names
 from tests.conftest import REPO
 
 

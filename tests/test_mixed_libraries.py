@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from recommender.items import LibraryItem, Paper
-from recommender.scoring.interests import cluster_names
+from recommender.scoring.interest_names import cluster_names
 from tests.conftest import REPO
 
 MIXED_BIB = REPO / "tests" / "data" / "mixed_fields.bib"

@@ -144,7 +144,7 @@ def test_a_chinese_library_gets_one_warning_and_chinese_papers_matched_on_their_
 
 
 def test_chinese_interests_are_named_by_character_pairs_never_particles_or_generic_words():
-    from recommender.scoring.interests import GENERIC_WORDS, cluster_names
+    from recommender.scoring.interest_names import GENERIC_WORDS, cluster_names
 
     papers = chinese_papers()
     titles = [paper["title_zh"] for paper in papers]

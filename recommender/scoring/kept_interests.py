@@ -16,7 +16,8 @@ import numpy as np
 from recommender.scoring.interests import SEED, Interests, library_interests
 
 FORMAT = 2  # 2: titles and collections digested as one JSON text (a tenth of the per-part walk's time)
-_CODE = (Path(__file__).with_name("interests.py"), Path(__file__).with_name("linkage.py"),
+_CODE = (Path(__file__).with_name("interests.py"), Path(__file__).with_name("interest_names.py"),
+         Path(__file__).with_name("linkage.py"),
          Path(__file__).parents[1] / "features" / "base.py", Path(__file__).parents[1] / "scripts.py",
          Path(__file__))
 

@@ -1,5 +1,6 @@
-"""The bundled ICML 2025 vectors (recommender/features/bundled.py): they are the encoder's, a tampered
-file is refused in one line, and a first reading list embeds only the library. Also its closing notices."""
+"""The bundled vectors (recommender/features/bundled.py) of the ICML 2025 list and the example library: they are
+the encoder's, a tampered file is refused in one line, a first reading list embeds only the library (and nothing
+for the example, whose list is the one a fresh embedding gives). Also its closing notices."""
 
 from __future__ import annotations
 
@@ -105,11 +106,11 @@ def counted(monkeypatch):
     return texts
 
 
-def reading_list(tmp_path, monkeypatch, *global_options):
+def reading_list(tmp_path, monkeypatch, *global_options, library=LIBRARY, options=("-n", "3")):
     """`zotrec [OPTIONS] reading-list --library examples/library.bib -n 3` on a fresh cache."""
     monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ZOTREC_DATA_DIR", str(tmp_path / "data"))
-    result = CliRunner().invoke(cli, [*global_options, "reading-list", "--library", str(LIBRARY), "-n", "3"])
+    result = CliRunner().invoke(cli, [*global_options, "reading-list", "--library", str(library), *options])
     assert result.exit_code == 0, result.output
     return result
 
@@ -117,21 +118,28 @@ def reading_list(tmp_path, monkeypatch, *global_options):
 def test_the_first_reading_list_embeds_only_the_library(counted, tmp_path, monkeypatch):
     from zotero_bridge.sources.files import read_library_file
 
-    reading_list(tmp_path, monkeypatch, "-q")
-    library_texts = {item.text for item in read_library_file(LIBRARY)[0] if item.text}
+    library = tmp_path / "mine.bib"  # the example with other titles: texts no bundle holds
+    library.write_text(LIBRARY.read_text(encoding="utf-8").replace("\ttitle = {", "\ttitle = {My "), encoding="utf-8")
+    reading_list(tmp_path, monkeypatch, "-q", library=library)
+    library_texts = {item.text for item in read_library_file(library)[0] if item.text}
     assert counted and set(counted) <= library_texts
-    assert len(counted) <= len(library_texts) < 100
+    assert len(counted) == len(library_texts) < 100
 
 
-def test_closing_notices_are_one_a_line(tmp_path, monkeypatch):
-    result = reading_list(tmp_path, monkeypatch)
-    lines = result.stderr.splitlines()
-    assert " · " not in result.stderr
-    assert any(line.startswith("corpus: the bundled ICML 2025 list") for line in lines)
-    assert any(line.startswith("Features: dense") for line in lines)
+def test_the_example_library_is_bundled_and_ranks_as_a_fresh_embedding_does(counted, tmp_path, monkeypatch):
+    """The README's first command embeds nothing; with the example's bundled rows hidden it embeds the example
+    and gives the same list, scores and reasons (the bundled rows are what such a run computed)."""
+    from zotero_bridge.sources.files import read_library_file
 
+    bundled_run = reading_list(tmp_path / "with", monkeypatch, "-q", options=("-n", "50", "--format", "json"))
+    assert counted == [], "the example's texts lack bundled rows: run benchmarks/tools/bundle_embeddings.py"
+    example = {text_hash(item.text) for item in read_library_file(LIBRARY)[0] if item.text}
+    fill = bundled.BundledVectors.fill
 
-def test_verbose_says_each_notice_once(tmp_path, monkeypatch):
-    result = reading_list(tmp_path, monkeypatch, "-v")
-    assert result.stderr.count("ICML 2025 list") == 1
-    assert result.stderr.count("collaborative part") == 1
+    def without_the_example(self, model_id, hashes, out):
+        return fill(self, model_id, hashes, out) & np.array([key not in example for key in hashes], dtype=bool)
+
+    monkeypatch.setattr(bundled.BundledVectors, "fill", without_the_example)
+    fresh_run = reading_list(tmp_path / "without", monkeypatch, "-q", options=("-n", "50", "--format", "json"))
+    assert {text_hash(text) for text in counted} == example
+    assert bundled_run.stdout == fresh_run.stdout

@@ -1,7 +1,9 @@
-"""Regenerate recommender/data/embeddings/: the bundled ICML 2025 list's MiniLM vectors and their manifest.
+"""Regenerate recommender/data/embeddings/: the MiniLM vectors of the texts zotrec ships (the bundled ICML 2025
+list and the example library, examples/library.bib) and the shipped model's factors of them, with manifests.
 
-Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to how a
-paper's text is made, or to the encoder (recommender/features/bundled.py says how they are used):
+Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to the example
+library, to how a paper's or an item's text is made, or to the encoder (recommender/features/bundled.py says
+how they are used):
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/tools/bundle_embeddings.py [--factors-only]
 
 `--factors-only` rewrites only the shipped collaborative model's factors of those texts (after a new model).
@@ -21,7 +23,13 @@ sys.path.insert(0, str(REPO))
 from recommender.corpus.readers import load_corpus  # noqa: E402
 from recommender.collaborative.dense_model import SHIPPED_MODEL, DenseCollaborativeModel  # noqa: E402
 from recommender.corpus.default import default_corpus  # noqa: E402
-from recommender.features.bundled import FACTORS_MANIFEST, MANIFEST, file_sha256, shipped_bundle  # noqa: E402
+from recommender.features.bundled import (  # noqa: E402
+    FACTORS_MANIFEST,
+    MANIFEST,
+    file_sha256,
+    shipped_bundle,
+    shipped_factors,
+)
 from recommender.features.cache import text_hash  # noqa: E402
 from recommender.features.dense import (  # noqa: E402
     DIMENSION,
@@ -32,6 +40,7 @@ from recommender.features.dense import (  # noqa: E402
 )
 
 DATA = REPO / "recommender" / "data"
+EXAMPLE = REPO / "examples" / "library.bib"
 
 
 def bundled_texts() -> list[str]:
@@ -54,6 +63,7 @@ def main() -> None:
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"{len(texts)} vectors, {array.stat().st_size / 1e6:.1f} MB → {array}")
     bundle_factors()
+    add_example_library()
 
 
 def bundle_factors() -> None:
@@ -76,5 +86,58 @@ def bundle_factors() -> None:
     print(f"{len(keys)} factor rows, {array.stat().st_size / 1e6:.1f} MB → {array}")
 
 
+def add_example_library() -> None:
+    """The example library's vectors and factors, added to both bundles as the README's first command computes
+    them: that command runs on a throwaway cache with the corpus-only bundles just written, and its cache is read
+    back, so a first run with the bundle ranks with the very values a run without it computes."""
+    import os
+    import tempfile
+
+    from recommender.features.cache import EmbeddingCache
+    from zotero_bridge.cli import cli
+    from zotero_bridge.sources.files import read_library_file
+
+    texts = sorted({item.text for item in read_library_file(EXAMPLE)[0] if item.text.strip()})
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["ZOTREC_CACHE_DIR"], os.environ["ZOTREC_DATA_DIR"] = f"{folder}/cache", f"{folder}/data"
+        shipped_bundle.cache_clear()
+        shipped_factors.cache_clear()
+        cli.main(["-q", "reading-list", "--library", str(EXAMPLE), "-o", f"{folder}/list.txt"], standalone_mode=False)
+        cache = EmbeddingCache(Path(folder) / "cache" / "embeddings.sqlite3")
+        keys = [text_hash(text) for text in texts]
+        model = DenseCollaborativeModel.load(SHIPPED_MODEL)
+        for manifest_path, model_id, dimension in ((MANIFEST, MODEL_ID, DIMENSION),
+                                                   (FACTORS_MANIFEST, model.cache_id, len(model.item_gram))):
+            needed = [key for key in keys if key not in _held(manifest_path)]
+            found = cache.lookup(model_id, needed, dimension)
+            if len(found) != len(needed):
+                raise SystemExit(f"the first run stored {len(found)} of {len(needed)} example rows for {model_id}")
+            _append(manifest_path, {key: found[key] for key in needed})
+    print(f"{len(texts)} example library texts added to both bundles")
+
+
+def _held(manifest_path: Path) -> set[bytes]:
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    with np.load(manifest_path.with_name(manifest["array"]), allow_pickle=False) as data:
+        return {bytes(key) for key in data["keys"]}
+
+
+def _append(manifest_path: Path, rows: dict[bytes, np.ndarray]) -> None:
+    """Add rows for texts a bundle does not hold yet and rewrite its manifest."""
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    array = manifest_path.with_name(manifest["array"])
+    with np.load(array, allow_pickle=False) as data:
+        held, vectors = data["keys"], data["vectors"]
+    if rows:
+        added = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(-1, 16)
+        np.savez(array, keys=np.vstack([held, added]), vectors=np.vstack([vectors, *rows.values()]).astype("<f4"))
+    manifest.update(rows=len(held) + len(rows), array_sha256=file_sha256(array))
+    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
-    bundle_factors() if sys.argv[1:] == ["--factors-only"] else main()
+    if sys.argv[1:] == ["--factors-only"]:
+        bundle_factors()
+        add_example_library()
+    else:
+        main()

@@ -1,4 +1,5 @@
-"""The bundled ICML 2025 list's MiniLM vectors, shipped so that a first run embeds only the library.
+"""The MiniLM vectors of the texts zotrec ships: the bundled ICML 2025 list, so that a first run embeds only the
+library, and the example library (examples/library.bib), so that the README's first command embeds nothing.
 
 `recommender/data/embeddings/` holds one uncompressed .npz (the 16-byte text hashes of
 recommender.features.cache and their float32 vectors) and a JSON manifest naming the encoder's model id,
@@ -6,7 +7,8 @@ the ONNX file's sha256 and the .npz's sha256. A vector is used only for the exac
 and only by the encoder it was made with; a file that does not match its manifest is refused in one
 warning, and the texts are embedded as before. The same form holds the shipped collaborative model's
 predicted factors of those texts (icml2025-factors.*, its model id the model's factor cache id), so a first
-run maps only the library through the model's kNN. `benchmarks/tools/bundle_embeddings.py` regenerates the files.
+run maps only the library through the model's kNN (the example's rows are the ones its first run computed).
+`benchmarks/tools/bundle_embeddings.py` regenerates the files.
 """
 
 from __future__ import annotations

@@ -172,3 +172,18 @@ def test_a_library_over_the_cap_trains_on_a_sample_that_ranks_like_the_whole(sha
     assert np.array_equal(sampled, learned.linear_user_scores(rows, corpus_rows, corpus_rows))
     assert not np.array_equal(sampled, whole)
     assert spearmanr(sampled, whole).statistic > 0.95
+
+
+def test_fit_transform_is_fit_then_transform_bit_for_bit():
+    """The corpus side analyses each text once (corpus_side.lexical_corpus); its rows and idf are the two-pass ones."""
+    from recommender.corpus.readers import load_corpus
+    from tests.conftest import REPO
+
+    texts = [paper.text for paper in load_corpus([REPO / "recommender" / "data" / "icml2025.jsonl"]).papers][:800]
+    texts += ["Deep learning für Bilder", "深度学习的图像", "", "the and of"]  # accents, a CJK run, nothing left
+    index, rows = LexicalIndex.fit_transform(texts)
+    reference = LexicalIndex.fit(texts)
+    expected = reference.transform(texts)
+    assert np.array_equal(index.idf, reference.idf)
+    assert (rows != expected).nnz == 0 and np.array_equal(rows.indptr, expected.indptr)
+    assert np.array_equal(rows.data, expected.data) and rows.nnz > 1000

@@ -159,20 +159,33 @@ class LexicalIndex:
     def fit(cls, corpus_texts: Sequence[str], stop_words: Sequence[str] = ENGLISH_STOP_WORDS, *,
             n_features: int = N_FEATURES, ngram_range: tuple[int, int] = NGRAMS,
             tokenize: Callable[[str], list[str]] | None = None) -> LexicalIndex:
+        return cls._fitted(corpus_texts, stop_words, n_features, ngram_range, tokenize)[0]
+
+    @classmethod
+    def fit_transform(cls, corpus_texts: Sequence[str], stop_words: Sequence[str] = ENGLISH_STOP_WORDS, *,
+                      n_features: int = N_FEATURES) -> tuple[LexicalIndex, sparse.csr_matrix]:
+        """`fit(texts)` and its `transform(texts)`, the same values, with each text analysed once, not twice."""
+        index, counts = cls._fitted(corpus_texts, stop_words, n_features, NGRAMS, None)
+        return index, index._rows(*counts)
+
+    @classmethod
+    def _fitted(cls, corpus_texts, stop_words, n_features, ngram_range, tokenize):
         index = cls(np.zeros(n_features, dtype=np.float32), stop_words, ngram_range, tokenize)
-        _, indices, _ = hashed_counts(corpus_texts, index.analyze, n_features)
-        df = np.bincount(indices, minlength=n_features).astype(np.float32) + np.float32(1.0)
+        counts = hashed_counts(corpus_texts, index.analyze, n_features)
+        df = np.bincount(counts[1], minlength=n_features).astype(np.float32) + np.float32(1.0)
         idf = np.full_like(df, len(corpus_texts) + 1, dtype=np.float32) / df
         np.log(idf, out=idf)
         idf += np.float32(1.0)
         index.idf = idf
-        return index
+        return index, counts
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Unit-length tf-idf rows (float32 CSR)."""
+        return self._rows(*hashed_counts(texts, self.analyze, self.n_features))
+
+    def _rows(self, counts: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> sparse.csr_matrix:
         from scipy import sparse
 
-        counts, indices, indptr = hashed_counts(texts, self.analyze, self.n_features)
         np.log(counts, out=counts)
         counts += np.float32(1.0)
         counts *= self.idf[indices]  # a float64 idf (an old model file) is multiplied in float64, as scikit-learn did
@@ -180,7 +193,7 @@ class LexicalIndex:
         per_entry = np.repeat(norms, np.diff(indptr))
         nonzero = per_entry != 0.0
         counts[nonzero] = (counts[nonzero].astype(np.float64) / per_entry[nonzero]).astype(np.float32)
-        return sparse.csr_matrix((counts, indices, indptr), shape=(len(texts), self.n_features))
+        return sparse.csr_matrix((counts, indices, indptr), shape=(len(indptr) - 1, self.n_features))
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The idf of the buckets the corpus uses (the rest share one value), for np.savez."""

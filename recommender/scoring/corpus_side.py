@@ -61,8 +61,7 @@ def lexical_corpus(papers: Sequence[Paper], memo: Memo | None = None):
     texts = [paper.text for paper in papers]
 
     def build() -> dict[str, np.ndarray]:
-        index = LexicalIndex.fit(texts)
-        rows = index.transform(texts)
+        index, rows = LexicalIndex.fit_transform(texts)
         return {**index.to_arrays(), "stop_words": np.array(sorted(index.stop_words)),
                 "data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import math
 import random
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -41,6 +39,8 @@ def retry_after(value: str | None) -> float | None:
         pass
     else:
         return max(0.0, seconds) if math.isfinite(seconds) else None
+    from email.utils import parsedate_to_datetime  # here: a run that asks no server never loads email
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -72,6 +72,8 @@ class RetryPolicy:
 def unresolved_host(error: BaseException) -> bool:
     """True when `error` comes from a host name that does not resolve (socket.gaierror in its causes):
     trying again will not help, so the caller fails at once instead of spending the deadline on retries."""
+    import socket
+
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:

@@ -41,6 +41,9 @@ class Suite:
 SUITES = (
     Suite("speed", "the everyday commands: --help, reading lists cold and warm, scaling, MiniLM, re-runs, train",
           "docs/benchmarks.md", (Step("run.py", (), ("--quick", "--output", "/tmp/zotrec-bench-speed.md")),)),
+    Suite("ab", "two checkouts A/B, paired, alternated: first command, warm 10k list, --help, the arXiv days",
+          "docs/performance.md",
+          (Step("ab.py", needs="--baseline TREE --candidate TREE [--pairs 7] [--scenarios first-run days …]"),)),
     Suite("read", "reading libraries: a 10,000-entry BibTeX, a PMLR volume, a 10,000-item zotero.sqlite",
           "docs/performance.md",
           (Step("bibtex_read.py"), Step("sqlite_read.py", (), ("--items", "500", "--repeat", "1")))),

@@ -86,7 +86,8 @@ def environment(cache_dir: Path) -> dict[str, str]:
 
 def bytecode_dir() -> Path:
     """This checkout's own bytecode folder in the temporary folder (outside the tree, one per checkout)."""
-    return Path(tempfile.gettempdir()) / f"zotrec-bench-bytecode-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]}"
+    checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"zotrec-bench-bytecode-{checkout}"
 
 
 def emptier(folder: Path):

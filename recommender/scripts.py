@@ -45,7 +45,7 @@ def letter_script(char: str) -> str | None:
 # Additional, the punctuation and symbol blocks and the mathematical letters): a text with none is read at once.
 @lru_cache(maxsize=1)
 def _maybe_unread() -> re.Pattern:
-    """Compiled at the first text that is not ASCII (the pattern costs ~6 ms to compile; most libraries need none)."""
+    """Compiled at the first text that is not ASCII (~6 ms to compile; most libraries need it never)."""
     return re.compile("[\u0370-\u1dff\u1f00-\u1fff\u2c00-\U0001d3ff\U0001d800-\U0010ffff]")
 
 

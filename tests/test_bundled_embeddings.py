@@ -1,6 +1,6 @@
-"""The bundled vectors (recommender/features/bundled.py) of the ICML 2025 list and the example library: they are
-the encoder's, a tampered file is refused in one line, a first reading list embeds only the library (and nothing
-for the example, whose list is the one a fresh embedding gives). Also its closing notices."""
+"""The bundled vectors (recommender/features/bundled.py) of the ICML 2025 list and the example library: they
+are the encoder's, a tampered file is refused in one line, a first reading list embeds only the library (and
+nothing for the example, whose list is the one a fresh embedding gives). Also its closing notices."""
 
 from __future__ import annotations
 
@@ -119,7 +119,8 @@ def test_the_first_reading_list_embeds_only_the_library(counted, tmp_path, monke
     from zotero_bridge.sources.files import read_library_file
 
     library = tmp_path / "mine.bib"  # the example with other titles: texts no bundle holds
-    library.write_text(LIBRARY.read_text(encoding="utf-8").replace("\ttitle = {", "\ttitle = {My "), encoding="utf-8")
+    text = LIBRARY.read_text(encoding="utf-8")
+    library.write_text(text.replace("\ttitle = {", "\ttitle = {My "), encoding="utf-8")
     reading_list(tmp_path, monkeypatch, "-q", library=library)
     library_texts = {item.text for item in read_library_file(library)[0] if item.text}
     assert counted and set(counted) <= library_texts
@@ -131,15 +132,17 @@ def test_the_example_library_is_bundled_and_ranks_as_a_fresh_embedding_does(coun
     and gives the same list, scores and reasons (the bundled rows are what such a run computed)."""
     from zotero_bridge.sources.files import read_library_file
 
-    bundled_run = reading_list(tmp_path / "with", monkeypatch, "-q", options=("-n", "50", "--format", "json"))
+    options = ("-n", "50", "--format", "json")
+    bundled_run = reading_list(tmp_path / "with", monkeypatch, "-q", options=options)
     assert counted == [], "the example's texts lack bundled rows: run benchmarks/tools/bundle_embeddings.py"
     example = {text_hash(item.text) for item in read_library_file(LIBRARY)[0] if item.text}
     fill = bundled.BundledVectors.fill
 
     def without_the_example(self, model_id, hashes, out):
-        return fill(self, model_id, hashes, out) & np.array([key not in example for key in hashes], dtype=bool)
+        found = fill(self, model_id, hashes, out)
+        return found & np.array([key not in example for key in hashes], dtype=bool)
 
     monkeypatch.setattr(bundled.BundledVectors, "fill", without_the_example)
-    fresh_run = reading_list(tmp_path / "without", monkeypatch, "-q", options=("-n", "50", "--format", "json"))
+    fresh_run = reading_list(tmp_path / "without", monkeypatch, "-q", options=options)
     assert {text_hash(text) for text in counted} == example
     assert bundled_run.stdout == fresh_run.stdout

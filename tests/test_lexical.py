@@ -175,11 +175,12 @@ def test_a_library_over_the_cap_trains_on_a_sample_that_ranks_like_the_whole(sha
 
 
 def test_fit_transform_is_fit_then_transform_bit_for_bit():
-    """The corpus side analyses each text once (corpus_side.lexical_corpus); its rows and idf are the two-pass ones."""
+    """The corpus side analyses each text once (corpus_side.lexical_corpus): the two-pass rows and idf."""
     from recommender.corpus.readers import load_corpus
     from tests.conftest import REPO
 
-    texts = [paper.text for paper in load_corpus([REPO / "recommender" / "data" / "icml2025.jsonl"]).papers][:800]
+    papers = load_corpus([REPO / "recommender" / "data" / "icml2025.jsonl"]).papers
+    texts = [paper.text for paper in papers][:800]
     texts += ["Deep learning für Bilder", "深度学习的图像", "", "the and of"]  # accents, a CJK run, nothing left
     index, rows = LexicalIndex.fit_transform(texts)
     reference = LexicalIndex.fit(texts)

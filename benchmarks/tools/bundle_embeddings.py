@@ -1,5 +1,5 @@
-"""Regenerate recommender/data/embeddings/: the MiniLM vectors of the texts zotrec ships (the bundled ICML 2025
-list and the example library, examples/library.bib) and the shipped model's factors of them, with manifests.
+"""Regenerate recommender/data/embeddings/: the MiniLM vectors of the texts zotrec ships (the bundled ICML
+2025 list and the example library, examples/library.bib) and the shipped model's factors of them, manifests too.
 
 Run after a change to the bundled list (recommender/data/icml2025.jsonl, icml2025_seeds/), to the example
 library, to how a paper's or an item's text is made, or to the encoder (recommender/features/bundled.py says
@@ -88,8 +88,8 @@ def bundle_factors() -> None:
 
 def add_example_library() -> None:
     """The example library's vectors and factors, added to both bundles as the README's first command computes
-    them: that command runs on a throwaway cache with the corpus-only bundles just written, and its cache is read
-    back, so a first run with the bundle ranks with the very values a run without it computes."""
+    them: that command runs on a throwaway cache with the corpus-only bundles just written, and its cache is
+    read back, so a first run with the bundle ranks with the very values a run without it computes."""
     import os
     import tempfile
 
@@ -102,7 +102,8 @@ def add_example_library() -> None:
         os.environ["ZOTREC_CACHE_DIR"], os.environ["ZOTREC_DATA_DIR"] = f"{folder}/cache", f"{folder}/data"
         shipped_bundle.cache_clear()
         shipped_factors.cache_clear()
-        cli.main(["-q", "reading-list", "--library", str(EXAMPLE), "-o", f"{folder}/list.txt"], standalone_mode=False)
+        argv = ["-q", "reading-list", "--library", str(EXAMPLE), "-o", f"{folder}/list.txt"]
+        cli.main(argv, standalone_mode=False)
         cache = EmbeddingCache(Path(folder) / "cache" / "embeddings.sqlite3")
         keys = [text_hash(text) for text in texts]
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
@@ -111,7 +112,7 @@ def add_example_library() -> None:
             needed = [key for key in keys if key not in _held(manifest_path)]
             found = cache.lookup(model_id, needed, dimension)
             if len(found) != len(needed):
-                raise SystemExit(f"the first run stored {len(found)} of {len(needed)} example rows for {model_id}")
+                raise SystemExit(f"the first run stored {len(found)} of {len(needed)} example rows ({model_id})")
             _append(manifest_path, {key: found[key] for key in needed})
     print(f"{len(texts)} example library texts added to both bundles")
 
@@ -130,7 +131,8 @@ def _append(manifest_path: Path, rows: dict[bytes, np.ndarray]) -> None:
         held, vectors = data["keys"], data["vectors"]
     if rows:
         added = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(-1, 16)
-        np.savez(array, keys=np.vstack([held, added]), vectors=np.vstack([vectors, *rows.values()]).astype("<f4"))
+        vectors = np.vstack([vectors, *rows.values()]).astype("<f4")
+        np.savez(array, keys=np.vstack([held, added]), vectors=vectors)
     manifest.update(rows=len(held) + len(rows), array_sha256=file_sha256(array))
     manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 

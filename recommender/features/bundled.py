@@ -1,5 +1,5 @@
-"""The MiniLM vectors of the texts zotrec ships: the bundled ICML 2025 list, so that a first run embeds only the
-library, and the example library (examples/library.bib), so that the README's first command embeds nothing.
+"""The MiniLM vectors of the texts zotrec ships: the bundled ICML 2025 list, so that a first run embeds only
+the library, and the example library (examples/library.bib), so that the README's first command embeds nothing.
 
 `recommender/data/embeddings/` holds one uncompressed .npz (the 16-byte text hashes of
 recommender.features.cache and their float32 vectors) and a JSON manifest naming the encoder's model id,

@@ -153,8 +153,8 @@ class MiniLMEncoder:
         tokenizer.no_padding()  # batches are padded here, to their own longest text
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
-        # ALL adds layout passes for convolutions on top of EXTENDED: none applies here, the vectors are bit for
-        # bit the same, and building the session costs ~0.05 s of CPU less without them
+        # ALL adds layout passes for convolutions on top of EXTENDED: none applies here, the vectors are
+        # bit for bit the same, and building the session costs ~0.05 s of CPU less without them
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         if self.threads:
             options.intra_op_num_threads = self.threads

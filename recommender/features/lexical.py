@@ -164,7 +164,7 @@ class LexicalIndex:
     @classmethod
     def fit_transform(cls, corpus_texts: Sequence[str], stop_words: Sequence[str] = ENGLISH_STOP_WORDS, *,
                       n_features: int = N_FEATURES) -> tuple[LexicalIndex, sparse.csr_matrix]:
-        """`fit(texts)` and its `transform(texts)`, the same values, with each text analysed once, not twice."""
+        """`fit(texts)` and its `transform(texts)`, the same values, each text analysed once, not twice."""
         index, counts = cls._fitted(corpus_texts, stop_words, n_features, NGRAMS, None)
         return index, index._rows(*counts)
 

@@ -1,0 +1,280 @@
+"""An arXiv API answer of the shape arXiv sends, read by expat (xml.etree) into the entries feedparser gives.
+
+feedparser walks the answer in Python, one SAX call a tag; ElementTree builds the tree in C. What reaches a
+row is done as feedparser 6 does it, mostly by its own helpers: the bytes it hands its parser
+(convert_to_utf8), text stripped and repaired (latin-1 read as UTF-8, cp1252 code points), html/xhtml text
+constructs through its sanitiser, W3C-DTF dates (other forms by its own date parser), the first non-empty
+title, the last id and dates, categories deduplicated, link hrefs joined. Anything outside that shape (an
+encoding feedparser corrects, a DOCTYPE, markup inside a text element, an element or namespace arXiv does not
+send, xml:base, a duplicated summary, an author named only by an e-mail, ...) gives None: the caller then
+reads the whole answer with feedparser, so an odd answer keeps feedparser's reading exactly.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import re
+from datetime import datetime, timedelta
+from typing import Any
+from xml.etree.ElementTree import Element, iterparse
+from xml.sax.saxutils import escape
+
+ATOM, ARXIV, OPENSEARCH = "http://www.w3.org/2005/Atom", "http://arxiv.org/schemas/atom", \
+    "http://a9.com/-/spec/opensearch/1.1/"
+_A, _X, _O = f"{{{ATOM}}}", f"{{{ARXIV}}}", f"{{{OPENSEARCH}}}"
+_FIRST_PREFIX = {ARXIV: "arxiv", OPENSEARCH: "opensearch"}  # feedparser names their elements by these
+_ENTRY, _AUTHOR, _NAME, _ID, _TITLE, _SUMMARY, _UPDATED, _PUBLISHED, _CATEGORY, _LINK = (
+    _A + name for name in ("entry", "author", "name", "id", "title", "summary", "updated", "published",
+                           "category", "link"))
+_PRIMARY, _AFFILIATION, _CONTACT = _X + "primary_category", _X + "affiliation", {_A + "email", _A + "uri"}
+_ARXIV_TEXT = {_X + name: "arxiv_" + name for name in ("comment", "doi", "journal_ref")}
+_FEED_TEXT = {_A + "link", _A + "title", _A + "id", _A + "updated", _O + "itemsPerPage"}
+_TOTALS = {_O + "totalResults": "opensearch_totalresults", _O + "startIndex": "opensearch_startindex"}
+_USUAL = frozenset(("href", "rel", "type", "title", "term", "scheme", "label", "length"))  # none odd
+_HTML_TYPES = {"text/html", "application/xhtml+xml"}
+_W3CDTF = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                     r"(Z|([+-])([0-9]{2}):([0-9]{2}))")
+
+
+def read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The answer's feed fields and entries as feedparser would give them; None: let feedparser read it."""
+    try:
+        return _read(bytes(body))
+    except Exception:  # noqa: BLE001 — what this reader did not foresee, feedparser reads (or raises on)
+        return None
+
+
+def _read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    from feedparser.encodings import convert_to_utf8
+
+    result: dict[str, Any] = {}
+    data = convert_to_utf8({}, body, result) if body else b""
+    if not data or result.get("bozo") or b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        return None
+    events = iterparse(io.BytesIO(data), events=("start-ns",))
+    if not _plain_namespaces([declared for _, declared in events]):
+        return None
+    root = events.root
+    if root is None or root.tag != _A + "feed" or _odd(root):
+        return None
+    feed: dict[str, Any] = {}
+    entries = []
+    for child in root:
+        if child.tag == _ENTRY:
+            entry = _entry(child)
+            if entry is None:
+                return None
+            entries.append(entry)
+        elif child.tag in _FEED_TEXT or child.tag in _TOTALS:
+            if len(child) or _odd(child):
+                return None
+            if child.tag in _TOTALS:  # one with attributes is kept as its attributes (feedparser's way)
+                feed[_TOTALS[child.tag]] = _attributes(child) if child.attrib else _plain(child.text)
+        else:
+            return None
+    return feed, entries
+
+
+def _plain_namespaces(declared: list[tuple[str, str]]) -> bool:
+    """Only Atom (the default), arXiv's and OpenSearch's namespaces, each prefix bound once, and the first
+    prefix of each extension the one feedparser's keys are named by (`arxiv_comment`)."""
+    bound: dict[str, str] = {}
+    for prefix, uri in declared:
+        if not uri:
+            continue
+        if uri != ATOM and uri not in _FIRST_PREFIX or bound.setdefault(prefix, uri) != uri:
+            return False
+        if not prefix and uri != ATOM:
+            return False
+    first = {}
+    for prefix, uri in bound.items():
+        first.setdefault(uri, prefix)
+    return all(first.get(uri, prefix) == prefix for uri, prefix in _FIRST_PREFIX.items())
+
+
+def _odd(element: Element) -> bool:
+    """Attributes feedparser reads beyond their names: a namespaced one (xml:base, xml:lang) or `base`."""
+    attrib = element.attrib
+    return bool(attrib) and not attrib.keys() <= _USUAL and any(
+        key[:1] == "{" or key.lower() == "base" for key in attrib)
+
+
+def _attributes(element: Element) -> dict[str, str]:
+    """Attribute names in lower case, `rel` and `type` values too (feedparser's normalisation)."""
+    attrib = element.attrib
+    if not attrib.keys() <= _USUAL:
+        return {key.lower(): value.lower() if key.lower() in ("rel", "type") else value
+                for key, value in attrib.items()}
+    attributes = dict(attrib)
+    for key in ("rel", "type"):
+        if key in attributes:
+            attributes[key] = attributes[key].lower()
+    return attributes
+
+
+def _entry(element: Element) -> dict[str, Any] | None:
+    if element.attrib:  # lastmod, href, rdf:about: feedparser reads them as fields
+        return None
+    entry: dict[str, Any] = {}
+    titled = False
+    for child in element:
+        tag = child.tag
+        if _odd(child):
+            return None
+        if tag == _AUTHOR:
+            author = _author(child)
+            if author is None:
+                return None
+            entry.setdefault("authors", []).append(author)
+            continue
+        if len(child):
+            return None
+        text = child.text or ""
+        if tag == _ID:
+            value = text.strip()
+            if value and _attributes(child).get("ispermalink", "true") == "true":
+                value = _urljoin(value)
+            entry["id"] = _repair(value)
+        elif tag == _TITLE:
+            value = _content(text, _attributes(child))
+            if not titled:  # feedparser keeps the first non-empty title
+                entry["title"], titled = value, bool(value)
+        elif tag == _SUMMARY:
+            if "summary" in entry:  # a second one is read as content, with its own quirks
+                return None
+            entry["summary"] = _content(text, _attributes(child))
+        elif tag == _UPDATED:
+            entry["updated_parsed"] = _date(_plain(text))
+        elif tag == _PUBLISHED:
+            entry["published_parsed"] = _date(_plain(text))
+        elif tag == _CATEGORY:
+            _category(entry.setdefault("tags", []), _attributes(child), _plain(text))
+        elif tag == _LINK:
+            link = _link(_attributes(child))
+            if link is None:
+                return None
+            entry.setdefault("links", []).append(link)
+        elif tag == _PRIMARY:
+            if not child.attrib:  # then a text, where the rows read a term
+                return None
+            entry["arxiv_primary_category"] = _attributes(child)
+        elif tag in _ARXIV_TEXT:
+            if child.attrib:  # then feedparser keeps the attributes, not the text
+                return None
+            entry[_ARXIV_TEXT[tag]] = _plain(text)
+        else:
+            return None
+    return entry
+
+
+def _author(element: Element) -> dict[str, str] | None:
+    """An author's last <name>, stripped (feedparser repairs no name); None where feedparser would name it
+    otherwise (text of its own, or an e-mail or URI before any name, which may take the previous author's)."""
+    if (element.text or "").strip():
+        return None
+    author: dict[str, str] = {}
+    for part in element:
+        if _odd(part) or len(part) or (part.tail or "").strip():
+            return None
+        if part.tag == _NAME:
+            author["name"] = (part.text or "").strip()
+        elif part.tag in _CONTACT:
+            if "name" not in author:
+                return None
+        elif part.tag != _AFFILIATION or part.attrib:
+            return None
+    return author
+
+
+def _content(text: str, attributes: dict[str, str]) -> str:
+    """An Atom text construct (title, summary) as feedparser's pop() gives it."""
+    kind = attributes.get("type", "text/plain")
+    kind = {"text": "text/plain", "plain": "text/plain", "html": "text/html",
+            "xhtml": "application/xhtml+xml"}.get(kind, kind)
+    if kind == "application/xhtml+xml":
+        text = escape(text)
+    output = text.strip()
+    if attributes.get("mode", "") == "base64" or not (
+            kind.startswith("text/") or kind.endswith(("+xml", "/xml"))):  # feedparser's _is_base64
+        try:
+            output = base64.decodebytes(output.encode("utf8")).decode("utf8")
+        except (binascii.Error, binascii.Incomplete, UnicodeDecodeError):
+            pass
+    if kind in _HTML_TYPES:
+        from feedparser.sanitizer import _sanitize_html
+        from feedparser.urls import resolve_relative_uris
+
+        output = _sanitize_html(resolve_relative_uris(output, "", "utf-8", kind), "utf-8", kind)
+    return _repair(output)
+
+
+def _plain(text: str | None) -> str:
+    return _repair((text or "").strip())
+
+
+def _repair(text: str) -> str:
+    """feedparser's last steps on a text: UTF-8 read as latin-1 read again, cp1252's code points mapped."""
+    if text.isascii():
+        return text
+    from feedparser.html import _cp1252
+
+    try:
+        text = text.encode("iso-8859-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        pass
+    return text.translate(_cp1252)
+
+
+def _urljoin(uri: str) -> str:
+    """feedparser's join of a URI to an empty base: only `scheme:///x` changes (to `scheme://x`)."""
+    if ":///" not in uri:
+        return uri
+    from feedparser.urls import _urljoin
+
+    return _urljoin("", uri)
+
+
+def _link(attributes: dict[str, str]) -> dict[str, str] | None:
+    """A <link> as feedparser keeps it; None for one without an href (feedparser reads its text)."""
+    from feedparser.mixin import _FeedParserMixin
+
+    attributes.setdefault("rel", "alternate")
+    attributes.setdefault("type", "application/atom+xml" if attributes["rel"] == "self" else "text/html")
+    attributes = _FeedParserMixin._enforce_href(attributes)
+    if "href" not in attributes:
+        return None
+    attributes["href"] = _urljoin(attributes["href"])
+    return attributes
+
+
+def _category(tags: list[dict[str, Any]], attributes: dict[str, str], text: str) -> None:
+    _add_tag(tags, attributes.get("term"), attributes.get("scheme", attributes.get("domain")),
+             attributes.get("label"))
+    if text and tags and not tags[-1]["term"]:
+        tags[-1]["term"] = text
+    elif text:
+        _add_tag(tags, text, None, None)
+
+
+def _add_tag(tags: list[dict[str, Any]], term: Any, scheme: Any, label: Any) -> None:
+    tag = {"term": term, "scheme": scheme, "label": label}
+    if (term or scheme or label) and tag not in tags:
+        tags.append(tag)
+
+
+def _date(text: str) -> Any:
+    """feedparser's date: its W3C-DTF reading done here for arXiv's form, every other form by feedparser."""
+    match = _W3CDTF.fullmatch(text)
+    if match:
+        year, month, day, hour, minute, second = (int(group) for group in match.group(1, 2, 3, 4, 5, 6))
+        sign = -1 if match.group(8) == "-" else 1
+        offset = timedelta(hours=sign * int(match.group(9) or 0), minutes=sign * int(match.group(10) or 0))
+        try:
+            return (datetime(year, month, day, hour, minute, second) - offset).utctimetuple()
+        except (ValueError, OverflowError):  # feedparser then tries its other readers
+            pass
+    from feedparser.datetimes import _parse_date
+
+    return _parse_date(text)

@@ -410,3 +410,11 @@ def test_an_answer_expat_leaves_is_read_by_the_modules_feedparser_path():
     assert arxiv_expat.read(body) is None
     assert outcome(lambda b, w: arxiv_atom._page(arxiv_atom._feedparser_answer(b, w), w), body) == \
         outcome(feedparser_parse_answer, body)
+
+
+def test_flat_folds_the_whitespace_the_regex_folded():
+    """stream_rows.flat splits on str.split's whitespace; every code point the regex \\s matched is one of them."""
+    every = "".join(map(chr, range(0x110000)))
+    assert re.findall(r"\s", every) == [char for char in every if char.isspace()]
+    for text in (every, " a\u2028b\x1c c\xa0\u3000 ", "", "\n\t", "one", None, 12):
+        assert flat(text) == re.sub(r"\s+", " ", str(text or "")).strip()

@@ -270,7 +270,8 @@ DATES = mostly(STAMP, st.sampled_from([
     "2025-01-20T06:00:00.123Z", "2025-01-20 06:00:00", "Mon, 20 Jan 2025 06:00:00 GMT", "garbage",
     "9999-12-31T23:00:00-05:00", "0001-01-01T00:30:00+01:00", "0000-01-01T00:00:00Z", "2025-13-01T00:00:00Z",
     "2025-01-20T24:00:00Z", "2025-01-20T06:00:60Z", "2025-01-20T06:00:00+0500", "2025-01-20T06:00:00+05",
-    "\u0662\u0660\u0662\u0665-01-20T06:00:00Z", "2025-01-20T06:00:00EST", "1970-01-01T00:00:00Z"]), 6)
+    "\u0662\u0660\u0662\u0665-01-20T06:00:00Z", "2025-01-20T06:00:00EST", "1970-01-01T00:00:00Z",
+    "2025-01-20T06:00:00+24:00", "2025-01-20T06:00:00-99:99", "0001-01-01T00:00:00-00:00"]), 6)
 GOOD_IDS = st.builds("http://arxiv.org/abs/2501.{:05d}v{}".format, st.integers(0, 99999), st.integers(1, 12))
 IDS = mostly(GOOD_IDS, st.one_of(TEXT, st.sampled_from([
     "http://arxiv.org/abs/2501.00001", "https://arxiv.org/abs/2501.12345v12", "2501.00001v3", "urn:x", "",
@@ -388,6 +389,19 @@ def test_plain_answers_of_tricky_text_are_read_by_expat_and_the_same(body):
 @given(arxiv_answer(plain=False))
 def test_odd_answers_read_the_same_whichever_reader_reads_them(body):
     assert_same(body)
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(st.tuples(st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+                 st.integers(0, 60), st.integers(0, 61), st.sampled_from(["Z", "+", "-"]), st.integers(0, 30),
+                 st.integers(0, 99)))
+def test_arxivs_date_form_reads_as_feedparsers_date_reader_reads_it(parts):
+    from feedparser.datetimes import _parse_date
+
+    *stamp, sign, hours, minutes = parts
+    text = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}".format(*stamp) + (
+        "Z" if sign == "Z" else f"{sign}{hours:02d}:{minutes:02d}")
+    assert arxiv_expat._date(text) == _parse_date(text)
 
 
 # ---- The comparison can fail -------------------------------------------------------------------------------

@@ -93,8 +93,9 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
     title = flat(entry.get("title", ""))
     if not title:
         return None, f"{base}: no title"
-    updated = _when(entry.get("updated_parsed")) or _when(entry.get("published_parsed"))
-    published = _when(entry.get("published_parsed")) or updated
+    first = _when(entry.get("published_parsed"))
+    updated = _when(entry.get("updated_parsed")) or first
+    published = first or updated
     if updated is None:
         return None, f"{base}: no <updated> date"
     categories = [str(tag.get("term")) for tag in entry.get("tags") or [] if tag.get("term")]
@@ -105,7 +106,7 @@ def entry_row(entry: Any) -> tuple[dict[str, Any] | None, str]:
         "id": f"arxiv:{base}",
         "title": title,
         "abstract": flat(entry.get("summary", "")) or None,
-        "authors": [flat(a.get("name", "")) for a in entry.get("authors") or [] if flat(a.get("name", ""))],
+        "authors": [name for author in entry.get("authors") or [] if (name := flat(author.get("name", "")))],
         "url": ABS_SITE + base,
         "pdf_url": _https(pdf),
         "doi": flat(entry.get("arxiv_doi", "")) or None,

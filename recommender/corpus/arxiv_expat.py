@@ -16,7 +16,7 @@ import base64
 import binascii
 import io
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from xml.etree.ElementTree import Element, iterparse
 from xml.sax.saxutils import escape
@@ -34,8 +34,7 @@ _FEED_TEXT = {_A + "link", _A + "title", _A + "id", _A + "updated", _O + "itemsP
 _TOTALS = {_O + "totalResults": "opensearch_totalresults", _O + "startIndex": "opensearch_startindex"}
 _USUAL = frozenset(("href", "rel", "type", "title", "term", "scheme", "label", "length"))  # none odd
 _HTML_TYPES = {"text/html", "application/xhtml+xml"}
-_W3CDTF = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-                     r"(Z|([+-])([0-9]{2}):([0-9]{2}))")
+_W3CDTF = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})")
 
 
 def read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
@@ -238,11 +237,12 @@ def _urljoin(uri: str) -> str:
 
 def _link(attributes: dict[str, str]) -> dict[str, str] | None:
     """A <link> as feedparser keeps it; None for one without an href (feedparser reads its text)."""
-    from feedparser.mixin import _FeedParserMixin
-
     attributes.setdefault("rel", "alternate")
     attributes.setdefault("type", "application/atom+xml" if attributes["rel"] == "self" else "text/html")
-    attributes = _FeedParserMixin._enforce_href(attributes)
+    if "url" in attributes or "uri" in attributes:  # feedparser's href from either (else it keeps what it has)
+        from feedparser.mixin import _FeedParserMixin
+
+        attributes = _FeedParserMixin._enforce_href(attributes)
     if "href" not in attributes:
         return None
     attributes["href"] = _urljoin(attributes["href"])
@@ -265,15 +265,12 @@ def _add_tag(tags: list[dict[str, Any]], term: Any, scheme: Any, label: Any) -> 
 
 
 def _date(text: str) -> Any:
-    """feedparser's date: its W3C-DTF reading done here for arXiv's form, every other form by feedparser."""
-    match = _W3CDTF.fullmatch(text)
-    if match:
-        year, month, day, hour, minute, second = (int(group) for group in match.group(1, 2, 3, 4, 5, 6))
-        sign = -1 if match.group(8) == "-" else 1
-        offset = timedelta(hours=sign * int(match.group(9) or 0), minutes=sign * int(match.group(10) or 0))
+    """feedparser's date: arXiv's form (`2025-01-20T06:00:00Z`, `-05:00`) read here as feedparser's W3C-DTF
+    reader reads it (to a UTC struct_time), every other form and every one out of range by feedparser."""
+    if _W3CDTF.fullmatch(text):
         try:
-            return (datetime(year, month, day, hour, minute, second) - offset).utctimetuple()
-        except (ValueError, OverflowError):  # feedparser then tries its other readers
+            return datetime.fromisoformat(text).utctimetuple()
+        except (ValueError, OverflowError):  # out of range, an offset of a day or more: left to feedparser
             pass
     from feedparser.datetimes import _parse_date
 

@@ -12,14 +12,13 @@ reads the whole answer with feedparser, so an odd answer keeps feedparser's read
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 import re
 from datetime import datetime
-from typing import Any
-from xml.etree.ElementTree import Element, iterparse
-from xml.sax.saxutils import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the parser and its helpers load on the first answer, not with every command
+    from xml.etree.ElementTree import Element
 
 ATOM, ARXIV, OPENSEARCH = "http://www.w3.org/2005/Atom", "http://arxiv.org/schemas/atom", \
     "http://a9.com/-/spec/opensearch/1.1/"
@@ -46,6 +45,8 @@ def read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
 
 
 def _read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    from xml.etree.ElementTree import iterparse
+
     from feedparser.encodings import convert_to_utf8
 
     result: dict[str, Any] = {}
@@ -192,11 +193,16 @@ def _content(text: str, attributes: dict[str, str]) -> str:
     kind = attributes.get("type", "text/plain")
     kind = {"text": "text/plain", "plain": "text/plain", "html": "text/html",
             "xhtml": "application/xhtml+xml"}.get(kind, kind)
-    if kind == "application/xhtml+xml":
+    if kind == "application/xhtml+xml":  # feedparser escapes the text of xhtml as it reads it
+        from xml.sax.saxutils import escape
+
         text = escape(text)
     output = text.strip()
     if attributes.get("mode", "") == "base64" or not (
             kind.startswith("text/") or kind.endswith(("+xml", "/xml"))):  # feedparser's _is_base64
+        import base64
+        import binascii
+
         try:
             output = base64.decodebytes(output.encode("utf8")).decode("utf8")
         except (binascii.Error, binascii.Incomplete, UnicodeDecodeError):

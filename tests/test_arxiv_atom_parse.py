@@ -432,6 +432,19 @@ def test_a_reader_that_drops_the_result_sets_numbers_is_caught(monkeypatch):
     assert outcome(parse_answer, EVERY_FIELD) != outcome(feedparser_parse_answer, EVERY_FIELD)
 
 
+def test_markup_arxiv_does_not_send_stops_the_expat_reader_where_it_stands(monkeypatch):
+    """An answer of empty tags (the markup bound lets 200 an entry through) is never built as a whole tree: its
+    first element arXiv does not send hands the answer to feedparser before any entry is read."""
+    read = []
+    real = arxiv_expat._entry
+    monkeypatch.setattr(arxiv_expat, "_entry", lambda element: read.append(element) or real(element))
+    body = answer(raw_entry(1).replace("<summary>", "<summary>" + "<a/>" * 190)
+                  + "".join(raw_entry(n) for n in range(2, 2001)))
+    assert arxiv_expat.read(body) is None and read == []
+    assert arxiv_expat.read(answer("".join(raw_entry(n) for n in range(1, 2001)))) is not None
+    assert len(read) == 2000
+
+
 def test_an_answer_expat_leaves_is_read_by_the_modules_feedparser_path():
     body = answer(raw_entry(1, "2025-01-01T00:00:00Z", "<foo>x</foo>"))
     assert arxiv_expat.read(body) is None

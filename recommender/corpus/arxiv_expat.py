@@ -1,13 +1,15 @@
 """An arXiv API answer of the shape arXiv sends, read by expat (xml.etree) into the entries feedparser gives.
 
-feedparser walks the answer in Python, one SAX call a tag; ElementTree builds the tree in C. What reaches a
-row is done as feedparser 6 does it, mostly by its own helpers: the bytes it hands its parser
-(convert_to_utf8), text stripped and repaired (latin-1 read as UTF-8, cp1252 code points), html/xhtml text
-constructs through its sanitiser, W3C-DTF dates (other forms by its own date parser), the first non-empty
-title, the last id and dates, categories deduplicated, link hrefs joined. Anything outside that shape (an
-encoding feedparser corrects, a DOCTYPE, markup inside a text element, an element or namespace arXiv does not
-send, xml:base, a duplicated summary, an author named only by an e-mail, ...) gives None: the caller then
-reads the whole answer with feedparser, so an odd answer keeps feedparser's reading exactly.
+feedparser walks an answer in Python, one SAX call a tag; ElementTree parses in C, and the answer is read an
+entry at a time as it is parsed (an element arXiv does not send stops the parse there, so a hostile answer is
+never built whole). What reaches a row is done as feedparser 6 does it, mostly by its own helpers: the bytes
+it hands its parser (convert_to_utf8), text stripped and repaired (latin-1 read as UTF-8, cp1252 code
+points), html/xhtml text constructs through its sanitiser, arXiv's date form as its W3C-DTF reader reads it
+(any other by its date parser), the first non-empty title, the last id and dates, categories deduplicated,
+link hrefs joined. Anything outside that shape (an encoding feedparser corrects, a DOCTYPE, markup inside a
+text element, an element or namespace arXiv does not send, xml:base, a second summary, an author named only
+by an e-mail, ...) gives None: the caller then reads the whole answer with feedparser, so an odd answer keeps
+feedparser's reading exactly.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ _ENTRY, _AUTHOR, _NAME, _ID, _TITLE, _SUMMARY, _UPDATED, _PUBLISHED, _CATEGORY, 
                            "category", "link"))
 _PRIMARY, _AFFILIATION, _CONTACT = _X + "primary_category", _X + "affiliation", {_A + "email", _A + "uri"}
 _ARXIV_TEXT = {_X + name: "arxiv_" + name for name in ("comment", "doi", "journal_ref")}
+_KNOWN = {_A + "feed", _ENTRY, _AUTHOR, _NAME, _ID, _TITLE, _SUMMARY, _UPDATED, _PUBLISHED, _CATEGORY, _LINK,
+          _PRIMARY, _AFFILIATION, *_CONTACT, *_ARXIV_TEXT, _O + "totalResults", _O + "startIndex",
+          _O + "itemsPerPage"}  # where each may stand is checked as the entries and the feed are read
 _FEED_TEXT = {_A + "link", _A + "title", _A + "id", _A + "updated", _O + "itemsPerPage"}
 _TOTALS = {_O + "totalResults": "opensearch_totalresults", _O + "startIndex": "opensearch_startindex"}
 _USUAL = frozenset(("href", "rel", "type", "title", "term", "scheme", "label", "length"))  # none odd
@@ -53,20 +58,47 @@ def _read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     data = convert_to_utf8({}, body, result) if body else b""
     if not data or result.get("bozo") or b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         return None
-    events = iterparse(io.BytesIO(data), events=("start-ns",))
-    if not _plain_namespaces([declared for _, declared in events]):
-        return None
-    root = events.root
-    if root is None or root.tag != _A + "feed" or _odd(root):
-        return None
-    feed: dict[str, Any] = {}
+    bound: dict[str, str] = {}
+    first: dict[str, str] = {}
     entries = []
-    for child in root:
-        if child.tag == _ENTRY:
-            entry = _entry(child)
+    events = iterparse(io.BytesIO(data), events=("start-ns", "end"))
+    for event, item in events:  # read as it is parsed: an element arXiv does not send stops it at once
+        if event == "start-ns":
+            if not _plain_namespace(*item, bound, first):
+                return None
+        elif item.tag == _ENTRY:
+            entry = _entry(item)
             if entry is None:
                 return None
             entries.append(entry)
+            item.clear()  # its tree read, only the entry's place is kept
+        elif item.tag not in _KNOWN:
+            return None
+    feed = _feed(events.root, len(entries))
+    return None if feed is None else (feed, entries)
+
+
+def _plain_namespace(prefix: str, uri: str, bound: dict[str, str], first: dict[str, str]) -> bool:
+    """Only Atom (the default), arXiv's and OpenSearch's namespaces, each prefix bound once, and the first
+    prefix of each extension the one feedparser names its keys by (`arxiv_comment`)."""
+    if not uri:
+        return True
+    if uri != ATOM and uri not in _FIRST_PREFIX or bound.setdefault(prefix, uri) != uri:
+        return False
+    if not prefix and uri != ATOM:
+        return False
+    return first.setdefault(uri, prefix) == _FIRST_PREFIX.get(uri, first[uri])
+
+
+def _feed(root: Element | None, entries: int) -> dict[str, Any] | None:
+    """The result set's numbers; None unless every child of the feed is an entry read (and none elsewhere) or
+    a text element of the feed's own."""
+    if root is None or root.tag != _A + "feed" or _odd(root):
+        return None
+    feed: dict[str, Any] = {}
+    for child in root:
+        if child.tag == _ENTRY:
+            entries -= 1
         elif child.tag in _FEED_TEXT or child.tag in _TOTALS:
             if len(child) or _odd(child):
                 return None
@@ -74,24 +106,7 @@ def _read(body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
                 feed[_TOTALS[child.tag]] = _attributes(child) if child.attrib else _plain(child.text)
         else:
             return None
-    return feed, entries
-
-
-def _plain_namespaces(declared: list[tuple[str, str]]) -> bool:
-    """Only Atom (the default), arXiv's and OpenSearch's namespaces, each prefix bound once, and the first
-    prefix of each extension the one feedparser's keys are named by (`arxiv_comment`)."""
-    bound: dict[str, str] = {}
-    for prefix, uri in declared:
-        if not uri:
-            continue
-        if uri != ATOM and uri not in _FIRST_PREFIX or bound.setdefault(prefix, uri) != uri:
-            return False
-        if not prefix and uri != ATOM:
-            return False
-    first = {}
-    for prefix, uri in bound.items():
-        first.setdefault(uri, prefix)
-    return all(first.get(uri, prefix) == prefix for uri, prefix in _FIRST_PREFIX.items())
+    return feed if entries == 0 else None
 
 
 def _odd(element: Element) -> bool:

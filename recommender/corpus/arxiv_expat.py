@@ -119,6 +119,8 @@ def _odd(element: Element) -> bool:
 def _attributes(element: Element) -> dict[str, str]:
     """Attribute names in lower case, `rel` and `type` values too (feedparser's normalisation)."""
     attrib = element.attrib
+    if not attrib:
+        return {}
     if not attrib.keys() <= _USUAL:
         return {key.lower(): value.lower() if key.lower() in ("rel", "type") else value
                 for key, value in attrib.items()}

@@ -7,7 +7,6 @@ warning, so no answer can move the window or stop the paging; the window itself 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -179,12 +178,10 @@ def merge(stored: dict[str, dict[str, Any]], rows: Iterable[dict[str, Any]], win
     counts.changed = counts.changed or bool(gone)
 
 
-_SPACES = re.compile(r"\s+")
-
-
 def flat(value: Any) -> str:
-    """Titles and abstracts break lines mid-sentence; one space between words."""
-    return _SPACES.sub(" ", str(value or "")).strip()
+    """Titles and abstracts break lines mid-sentence; one space between words (str.split's whitespace is the
+    regex \\s's, and splitting is quicker than a substitution)."""
+    return " ".join(str(value or "").split())
 
 
 MARKUP_PER_ENTRY = 200  # '<' of one entry, on average: an arXiv entry has ~60, a 3,000-author one 12,000

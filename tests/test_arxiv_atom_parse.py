@@ -1,5 +1,5 @@
 """arXiv answers read by expat (recommender/corpus/arxiv_expat.py) against feedparser's reading, the way every
-answer was read before (`feedparser_parse_answer`, the old parse_answer verbatim): rows, skipped entries and
+answer was read before (`feedparser_parse_answer`, the module's feedparser path): rows, skipped entries and
 errors equal on every saved XML answer, the arXiv double's answers and faults (tests/fake_arxiv.py), and
 hypothesis's answers of tricky text, dates, ids and shapes. Plain answers must take the expat path (else the
 comparison would set feedparser against itself), and a reader that drops any one field must be caught."""
@@ -16,10 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recommender.corpus import arxiv_atom, arxiv_expat
-from recommender.corpus.arxiv_atom import MAX_ENTRIES, _bozo_reason, _int, _sax_errors, entry_row, parse_answer
-from recommender.corpus.stream import AnswerError, StreamPage, parse_xml_feed
+from recommender.corpus.arxiv_atom import parse_answer
+from recommender.corpus.stream import AnswerError, StreamPage
 from recommender.corpus.stream_rows import flat
-from recommender.items import Skipped
 from tests.fake_arxiv import ARXIV, ATOM, OPENSEARCH, FakeArxiv, Version, paper
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:feedparser")  # the old reader's warning
@@ -28,31 +27,9 @@ NOW = datetime(2025, 1, 20, 6, 0, tzinfo=UTC)
 
 
 def feedparser_parse_answer(body: bytes, where: str) -> StreamPage:
-    """parse_answer as it was before expat read any answer (feedparser's reading of every one)."""
-    parsed = parse_xml_feed(body, where, MAX_ENTRIES, "an arXiv API Atom answer")
-    feed = parsed.get("feed", {})
-    entries = parsed.get("entries", [])
-    if parsed.get("bozo") and not entries and "opensearch_totalresults" not in feed:
-        raise AnswerError(f"{where}: not an arXiv API Atom answer ({_bozo_reason(parsed)})", complete=False)
-    if parsed.get("version", "") != "atom10" and not parsed.get("bozo"):
-        raise AnswerError(f"{where}: not an Atom 1.0 feed (got {parsed.get('version') or 'no feed'})")
-    if len(entries) == 1 and str(entries[0].get("title", "")).strip() == "Error" and \
-            "/api/errors" in str(entries[0].get("id", "")):
-        raise AnswerError(f"{where}: arXiv says: {flat(entries[0].get('summary', '')) or 'error'}")
-    if parsed.get("bozo") and isinstance(parsed.get("bozo_exception"), _sax_errors()):
-        raise AnswerError(f"{where}: the answer is not complete ({_bozo_reason(parsed)})", complete=False)
-    page = StreamPage(total=_int(feed.get("opensearch_totalresults")),
-                      start=_int(feed.get("opensearch_startindex")))
-    for number, entry in enumerate(entries, 1):
-        try:
-            row, problem = entry_row(entry)
-        except (ValueError, TypeError, OverflowError, AttributeError) as error:
-            row, problem = None, f"{flat(entry.get('id', ''))[:80] or 'no id'}: unreadable ({error})"[:200]
-        if row is None:
-            page.skipped.append(Skipped(f"{where} entry {number}", problem))
-        else:
-            page.rows.append(row)
-    return page
+    """parse_answer as it was before expat read any answer: feedparser's reading of every one (the module's
+    own fallback, which bounds the markup first through parse_xml_feed as the old reader did)."""
+    return arxiv_atom._page(arxiv_atom._feedparser_answer(body, where), where)
 
 
 def outcome(parse, body: bytes) -> tuple:

@@ -77,6 +77,9 @@ SUITES = (
     Suite("weak-picks", "is the weak-pick bar a bar? CiteULike-a held-out saves against random papers (issue 39)",
           "docs/evaluation-history.md",
           (Step("weak_picks.py", ("citeulike", CITEULIKE_A, "500"), ("citeulike", CITEULIKE_A, "50")),)),
+    Suite("book-evidence", "whole-field items (Zotero's book type) as weaker evidence: lists, CiteULike-a",
+          "docs/evaluation-history.md",
+          (Step("book_evidence.py", ("citeulike", CITEULIKE_A, "1500"), ("citeulike", CITEULIKE_A, "50")),)),
     Suite("ratings", "do the page's ratings help the next list? a simulated CiteULike user, paired differences",
           "docs/serve.md", (Step("ratings.py", (CITEULIKE_A,), (CITEULIKE_A, "20")),)),
 )

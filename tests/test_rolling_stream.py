@@ -64,11 +64,9 @@ def test_untouched_picks_leave_the_top_n_when_better_papers_come(zotero_server, 
         assert first <= window  # the weak picks are still in the window: they leave the top N, not the window
         report = sync(zotero_server, top_n=3)
         now_in = {corpus_id(d) for d in members(zotero_server).values()}
-        fair = {pick for pick in first if int(pick[-2:]) < 10}  # the weak Sherlock picks (fillers are 10 and up)
-        assert len(now_in) == 3 and len(fair) >= 2 and not now_in & fair  # better unseen papers: the weak picks left
-        assert now_in - first <= {f"arxiv:2501.{100 + n:05d}" for n in range(3)}  # and the strong ones came in
+        assert len(now_in) == 3 and not now_in & first  # three better unseen papers: the weak picks left
         leaving = {e.corpus_id: e.note for e in report.plan.of("trash", "remove")}
-        assert set(leaving) == first - now_in == fair  # a filler holding another interest's seat may stay
+        assert set(leaving) == first
         assert all(note.startswith("left the top N") for note in leaving.values()), leaving
         assert all(e.action == "trash" for e in report.plan.of("trash", "remove"))  # untouched: to the trash
         library = zotero_server.library("user", ZOTERO_USER_ID)  # the user keeps one pick (a tag of their own)

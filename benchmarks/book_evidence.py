@@ -3,9 +3,8 @@
 The candidate rule: a library item whose item type is a whole-field kind (WHOLE_FIELD: Zotero's `book`,
 `encyclopediaArticle`, `dictionaryEntry`) counts with weight w < 1 as content evidence: its similarities to the
 corpus papers are multiplied by w in the content topK aggregation and in the choice of reasons (and of the
-interests' seats, which are found from the same nearest items); every other item keeps weight 1. zotrec ships the
-rule at 0.75 (recommender/scoring/evidence.py); this script sets that weight to 1 in its own process and scales
-the *library side* itself, so each w below is the whole weight (w = 1: zotrec before the rule).
+interests' seats, which are found from the same nearest items); every other item keeps weight 1. Nothing in the
+product is changed: this script scales the *library side* only, in process.
 
     python benchmarks/book_evidence.py lists [--corpus FILE] LIBRARY...     # top 20s, w = 1, 0.75, 0.5
     python benchmarks/book_evidence.py citeulike ../shared/data/citeulike-a 500   # held-out save among 100
@@ -117,9 +116,6 @@ def _top_key(row: dict) -> str | None:
 
 
 def lists(libraries: list[str], corpus: list[str]) -> None:
-    import recommender.scoring.evidence as product_rule
-
-    product_rule.WHOLE_FIELD_WEIGHT = 1.0  # the product's own weight off: each w below is the whole weight
     for library in libraries:
         plain, seen = run_list(library, corpus, None)
         items = seen["items"]

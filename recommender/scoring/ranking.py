@@ -33,7 +33,6 @@ from recommender.scoring.aggregation import (
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
-from recommender.scoring.evidence import combined, evidence_weights
 from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import (
     DEFAULT_SCORING,
@@ -154,18 +153,15 @@ class Recommender:
         steer_rows, prefer = self._steer_rows(steering), None  # the rows before the encoder may be released
         item_weights = (recency_weights([item.date_added for item in profile_items], steering.half_life_days)
                         if steering is not None and steering.half_life_days is not None else None)
-        evidence = evidence_weights([item.item_type for item in profile_items])  # books weigh less (evidence.py)
         kept_state = caches.library_state() if caches.library_state is not None and self.dense else None
         memo = caches.corpus_memo
         with scoring_threads():
-            release = None if caches.keep_encoder else self._release
-            rows, values = self._content_values(texts, kept_state, release, evidence)
+            rows, values = self._content_values(texts, kept_state, None if caches.keep_encoder else self._release)
             unread = self._unread_items(texts, memo)
             if unread is not None:  # items MiniLM cannot read are matched on their tf-idf rows (unread.py)
-                values = unread.values(rows, self.corpus_rows, self.base, combined(item_weights, evidence))
-            elif item_weights is not None:  # the kept state holds no recency-weighted values: these are not kept
-                weighted = scaled_rows(rows, combined(item_weights, evidence))
-                values = top_values(weighted, self.corpus_rows, self.base)
+                values = unread.values(rows, self.corpus_rows, self.base, item_weights)
+            elif item_weights is not None:  # the kept state holds the unweighted values; these are not kept
+                values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
                 signals = self.signals(texts, rows, scores, owned, values, item_weights, kept_state, memo)
@@ -185,9 +181,7 @@ class Recommender:
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
         # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
-        evidence_rows = rows if evidence is None else scaled_rows(rows, evidence)  # reasons and seats weigh it too
-        nearest = (functools.partial(unread.reasons, rows, self.corpus_rows) if unread is not None else
-                   None if evidence is None else functools.partial(reasons_for, evidence_rows, self.corpus_rows))
+        nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
         # a seat needs the weak-list similarity (match.py); unread items' tf-idf reasons are on another scale
         calibration = CALIBRATIONS.get(self.representation.name)
         floor = calibration.low_best if calibration is not None and unread is None else 0.0
@@ -197,8 +191,7 @@ class Recommender:
         if top_n:
             order = order[:top_n]
         with scoring_threads():
-            reason_rows, reason_sims = (reasons_for(evidence_rows, self.corpus_rows, order, self.base)
-                                        if unread is None
+            reason_rows, reason_sims = (reasons_for(rows, self.corpus_rows, order, self.base) if unread is None
                                         else unread.reasons(rows, self.corpus_rows, order))
         return Ranked([
             Recommendation(
@@ -230,18 +223,15 @@ class Recommender:
         similarities = cosine(steer_rows, self.corpus_rows).astype(np.float64)
         return similarities[: len(steering.prefer)], similarities[len(steering.prefer):]
 
-    def _content_values(self, texts: list[str], kept_state=None, release=None,
-                        evidence: np.ndarray | None = None) -> tuple[np.ndarray, TopValues]:
-        """The texts' rows and each paper's best similarities to them, each item's times its `evidence`
-        weight (the content topK's values); `release` frees the encoder once the rows are made."""
+    def _content_values(self, texts: list[str], kept_state=None, release=None) -> tuple[np.ndarray, TopValues]:
+        """The texts' rows and each paper's best similarities to them (the content topK's values); `release`
+        frees the encoder once the rows are made."""
         if kept_state is not None:
-            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release,
-                                    weights=evidence)
+            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release)
         rows = self.representation.transform(texts)
         if release is not None:
             release()
-        return rows, top_values(rows if evidence is None else scaled_rows(rows, evidence), self.corpus_rows,
-                                self.base)
+        return rows, top_values(rows, self.corpus_rows, self.base)
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
                 owned: np.ndarray, values: TopValues | None = None,

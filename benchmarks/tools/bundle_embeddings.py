@@ -109,7 +109,8 @@ def add_example_library() -> None:
         model = DenseCollaborativeModel.load(SHIPPED_MODEL)
         for manifest_path, model_id, dimension in ((MANIFEST, MODEL_ID, DIMENSION),
                                                    (FACTORS_MANIFEST, model.cache_id, len(model.item_gram))):
-            needed = [key for key in keys if key not in _held(manifest_path)]
+            held = _held(manifest_path)
+            needed = [key for key in keys if key not in held]
             found = cache.lookup(model_id, needed, dimension)
             if len(found) != len(needed):
                 raise SystemExit(f"the first run stored {len(found)} of {len(needed)} example rows ({model_id})")

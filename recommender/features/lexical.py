@@ -170,6 +170,7 @@ class LexicalIndex:
 
     @classmethod
     def _fitted(cls, corpus_texts, stop_words, n_features, ngram_range, tokenize):
+        """The fitted index and the corpus's hashed counts it was fitted on (fit_transform weighs them next)."""
         index = cls(np.zeros(n_features, dtype=np.float32), stop_words, ngram_range, tokenize)
         counts = hashed_counts(corpus_texts, index.analyze, n_features)
         df = np.bincount(counts[1], minlength=n_features).astype(np.float32) + np.float32(1.0)

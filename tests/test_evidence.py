@@ -56,6 +56,7 @@ def ranked(tmp_path, monkeypatch, library, cache="cache") -> list[dict]:
 
 def test_weights_mark_only_whole_field_types():
     assert evidence_weights(["journalArticle", "preprint", "conferencePaper"]) is None
+    assert evidence_weights(["book", "dictionaryEntry"]) is None  # only books: nothing to weigh them against
     weights = evidence_weights(["book", "journalArticle", "encyclopediaArticle", "bookSection"])
     assert weights.tolist() == [WHOLE_FIELD_WEIGHT, 1.0, WHOLE_FIELD_WEIGHT, 1.0]
     assert combined(None, None) is None and combined(weights, None) is weights

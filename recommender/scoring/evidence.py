@@ -2,7 +2,7 @@
 weaker content evidence: their similarities count WHOLE_FIELD_WEIGHT times in the content topK and in the reasons
 (the similarity shown is the one that counted), so a paper a textbook alone carries ranks below one the library's
 papers carry and is explained by them. The interests' seats, their bar, the interest a paper serves, the linear
-model and the feedback keep every item whole: weighted seats moved the seat bar and "More like this" tests.
+model, the tf-idf topK and the feedback keep every item whole (weighted seats moved the seat bar in round 7).
 
 Zotero's item type, not the text, marks them: similarity measures of "about everything" confuse it with "on the
 corpus's field" (docs/evaluation-history.md, "Books as weaker evidence", has the measurement and the weight)."""
@@ -18,10 +18,12 @@ WHOLE_FIELD_WEIGHT = 0.75  # neutral on CiteULike-a for saves that are papers; 0
 
 
 def evidence_weights(item_types: Sequence[str]) -> np.ndarray | None:
-    """Each item's weight as content evidence (float32); None when every item counts whole."""
+    """Each item's weight as content evidence (float32); None when every item counts the same (no whole-field
+    item, or only such items, as in `similar` on one book: the weight ranks them against the others, and a
+    uniform one would only lower every match)."""
     weights = np.array([WHOLE_FIELD_WEIGHT if kind in WHOLE_FIELD_TYPES else 1.0 for kind in item_types],
                        dtype=np.float32)
-    return None if bool((weights == 1.0).all()) else weights
+    return None if not len(weights) or bool((weights == weights[0]).all()) else weights
 
 
 def combined(first: np.ndarray | None, second: np.ndarray | None) -> np.ndarray | None:

@@ -1,22 +1,19 @@
 """Issue 39, reasons with content: whole-field items (textbooks, handbooks) as weaker content evidence, measured.
 
-The candidate rule: a library item whose item type is a whole-field kind (WHOLE_FIELD: Zotero's `book`,
-`encyclopediaArticle`, `dictionaryEntry`) counts with weight w < 1 as content evidence: its similarities to the
-corpus papers are multiplied by w in the content topK aggregation and in the choice of reasons (and of the
-interests' seats, which are found from the same nearest items); every other item keeps weight 1. Nothing in the
-product is changed: this script scales the *library side* only, in process.
+The rule (recommender/scoring/evidence.py, shipped at w = 0.75): a library item whose Zotero item type is a
+whole-field kind (`book`, `encyclopediaArticle`, `dictionaryEntry`) counts with weight w as content evidence: its
+similarities to the corpus papers are multiplied by w in the content topK (and so in the fine order's nearest-item
+signals) and in the choice and similarity of the reasons; the interests' seats, their bar, the interest a paper is
+said to serve, the per-user linear model and the feedback keep the unweighted similarities.
 
     python benchmarks/book_evidence.py lists [--corpus FILE] LIBRARY...     # top 20s, w = 1, 0.75, 0.5
     python benchmarks/book_evidence.py citeulike ../shared/data/citeulike-a 500   # held-out save among 100
 
 `lists`: `zotrec reading-list --library LIBRARY -n 20 --format json [--corpus FILE]` run in this process (the
-bundled ICML 2025 list by default), the kept library state off (a kept state would hand back the unweighted
-values; the list is the same without it), once as is and once per w with `ranking.top_values`,
-`ranking.reasons_for` and `facets.reasons_for` given the library rows times the items' weights (cosine is a dot
-product of unit rows, so this multiplies each item's similarities by its weight). The per-user linear model still
-learns from the unscaled rows. Per w: the top reasons that are whole-field items, the lowest match, the ranks of the
-picks whose top reason is a specific item, where each specific item's nearest paper stands in the whole order, and
-the picks that changed.
+bundled ICML 2025 list by default) with the product's weight set to each w in turn (w = 1: zotrec without the
+rule) and the kept library state off (it would hand one w's values to the next). Per w: the top reasons that are
+whole-field items, the lowest match, the ranks of the picks whose top reason is a specific item, where each
+specific item's nearest paper stands in the whole order, the picks that changed, and the top 5 with their reasons.
 
 `citeulike`: weak_picks.py's protocol (seeded users with >= 6 items, one saved item held out, dense MiniLM title
 rows), restricted to users with at least one book-tagged item (BOOK_TAGS, item-tag.dat) among the items kept as
@@ -35,33 +32,22 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-WHOLE_FIELD = frozenset({"book", "encyclopediaArticle", "dictionaryEntry"})
+from recommender.scoring.evidence import WHOLE_FIELD_TYPES as WHOLE_FIELD  # the product's own list
+
 BOOK_TAGS = frozenset({"book", "books", "textbook", "handbook"})
 WEIGHTS = (1.0, 0.75, 0.5)
-STATE: dict = {}  # the running library's item weights and what the patched functions saw
 
 
-def _scaled(rows):
-    """Library rows times the items' weights (the rows of the profile items with text, in their order)."""
-    weights = STATE.get("weights")
-    if weights is None or np.all(weights == 1.0):
-        return rows
-    if rows.shape[0] != len(weights):
-        raise RuntimeError(f"library rows {rows.shape[0]} != item weights {len(weights)}: not the profile's rows")
-    return (rows * weights[:, None].astype(rows.dtype)).astype(rows.dtype)
-
-
-def run_list(library: str, corpus: list[str], w: float | None) -> tuple[list[dict], dict]:
-    """The CLI's JSON rows for one library, with w applied to its whole-field items (None: no patch but the
-    kept state off), and what the run saw: the profile items, their rows, the corpus rows, the whole order."""
+def run_list(library: str, corpus: list[str], w: float) -> tuple[list[dict], dict]:
+    """The CLI's JSON rows for one library with the product's whole-field weight set to w (the kept state off),
+    and what the run saw: the profile items, their unweighted rows, the corpus rows, the whole order."""
     import recommender.pipeline.build as build
-    import recommender.scoring.facets as facets
+    import recommender.scoring.evidence as evidence
     import recommender.scoring.ranking as ranking
     from zotero_bridge.cli.main import cli
 
     saved = {"shipped": build.shipped_recommender, "recommend": ranking.Recommender.recommend,
-             "top": ranking.top_values, "reasons": ranking.reasons_for, "facet": facets.reasons_for,
-             "order": ranking.interest_order}
+             "order": ranking.interest_order, "weight": evidence.WHOLE_FIELD_WEIGHT}
     seen: dict = {}
 
     def shipped(*args, **kwargs):
@@ -70,43 +56,24 @@ def run_list(library: str, corpus: list[str], w: float | None) -> tuple[list[dic
 
     def recommend(self, library_items, *args, **kwargs):
         profile = kwargs.get("profile")
-        items = [item for item in (library_items if profile is None else profile) if item.text.strip()]
-        seen["items"] = items
-        STATE["weights"] = (None if w is None else
-                            np.array([w if item.item_type in WHOLE_FIELD else 1.0 for item in items]))
+        seen["items"] = [item for item in (library_items if profile is None else profile) if item.text.strip()]
         return saved["recommend"](self, library_items, *args, **kwargs)
 
-    def top_values(rows, corpus_rows, *args, **kwargs):
-        return saved["top"](_scaled(rows), corpus_rows, *args, **kwargs)
-
-    def reasons_for(rows, corpus_rows, papers, *args, **kwargs):
-        seen.update(rows=rows, corpus=corpus_rows)
-        return saved["reasons"](_scaled(rows), corpus_rows, papers, *args, **kwargs)
-
-    def facet_reasons(rows, corpus_rows, papers, *args, **kwargs):
-        return saved["facet"](_scaled(rows), corpus_rows, papers, *args, **kwargs)
-
-    def interest_order(*args, **kwargs):
-        got = saved["order"](*args, **kwargs)
-        seen["order"] = np.asarray(got[0])
+    def interest_order(profile, rows, corpus_rows, order, *args, **kwargs):
+        got = saved["order"](profile, rows, corpus_rows, order, *args, **kwargs)
+        seen.update(rows=rows, corpus=corpus_rows, order=np.asarray(got[0]))
         return got
 
-    build.shipped_recommender = shipped
-    if w is not None:
-        ranking.Recommender.recommend, ranking.top_values, ranking.reasons_for = recommend, top_values, reasons_for
-        facets.reasons_for, ranking.interest_order = facet_reasons, interest_order
-    else:
-        ranking.Recommender.recommend, ranking.interest_order = recommend, interest_order
+    build.shipped_recommender, evidence.WHOLE_FIELD_WEIGHT = shipped, w
+    ranking.Recommender.recommend, ranking.interest_order = recommend, interest_order
     out = io.StringIO()
     try:
         with redirect_stdout(out):
             cli(args=["reading-list", "--library", library, "-n", "20", "--format", "json", *corpus],
                 prog_name="zotrec", standalone_mode=False)
     finally:
-        build.shipped_recommender = saved["shipped"]
-        ranking.Recommender.recommend, ranking.top_values = saved["recommend"], saved["top"]
-        ranking.reasons_for, facets.reasons_for, ranking.interest_order = saved["reasons"], saved["facet"], saved["order"]
-        STATE.clear()
+        build.shipped_recommender, evidence.WHOLE_FIELD_WEIGHT = saved["shipped"], saved["weight"]
+        ranking.Recommender.recommend, ranking.interest_order = saved["recommend"], saved["order"]
     return json.loads(out.getvalue()), seen
 
 
@@ -115,9 +82,16 @@ def _top_key(row: dict) -> str | None:
     return (reasons[0].get("key") or reasons[0].get("item_key")) if reasons else None
 
 
+def _reasons_line(row: dict, titles: dict, whole: set) -> str:
+    """'title — reasons: item (similarity), …', whole-field items marked [book]."""
+    named = [f"{titles.get(k, '—')[:45]}{' [book]' if k in whole else ''} ({r.get('similarity', 0):.2f})"
+             for r in row.get("reasons") or [] for k in [r.get("key") or r.get("item_key")]]
+    return f"#{row['rank']} {row['title'][:70]} ({row.get('match')} %) — {'; '.join(named) or 'no reason'}"
+
+
 def lists(libraries: list[str], corpus: list[str]) -> None:
     for library in libraries:
-        plain, seen = run_list(library, corpus, None)
+        plain, seen = run_list(library, corpus, 1.0)
         items = seen["items"]
         whole = {item.key for item in items if item.item_type in WHOLE_FIELD}
         titles = {item.key: item.title for item in items}
@@ -126,21 +100,21 @@ def lists(libraries: list[str], corpus: list[str]) -> None:
               f"{len(items)} items with text, {mask.sum()} whole-field ({', '.join(sorted(WHOLE_FIELD))})")
         print("| w | top reason whole-field, top 20 | whole-field among reasons shown | lowest match | weak picks | "
               "ranks of picks whose top reason is specific | specific items' nearest paper: in top 20, median rank "
-              "| picks changed vs as is |")
+              "| picks changed vs w = 1 |")
         print("|---|---|---|---|---|---|---|---|")
         base = [row["id"] for row in plain]
-        changes = {}
+        changes, tops = {}, {}
         for w in WEIGHTS:
-            rows, got = run_list(library, corpus, w)
-            if w == 1.0 or not mask.any():  # no weight below 1: the plain list, byte for byte
-                assert rows == plain, "a list with every weight 1 through the patched functions is not the plain list"
+            rows, got = (plain, seen) if w == 1.0 else run_list(library, corpus, w)
+            if not mask.any():  # no whole-field item: the list of w = 1, byte for byte
+                assert rows == plain, "a library with no whole-field item ranks differently under the weight"
             keys = [_top_key(row) for row in rows]
             assert all(k is None or k in titles for k in keys), "reasons do not carry the item keys"
             top_whole = sum(k in whole for k in keys)
             shown = [(r.get("key") or r.get("item_key")) for row in rows for r in row.get("reasons") or []]
             specific_ranks = [row["rank"] for row, k in zip(rows, keys) if k is not None and k not in whole]
             nearest = "—"
-            if (~mask).any():
+            if (~mask).any() and "order" in got:
                 order = got["order"]
                 sims = np.asarray(got["rows"])[~mask] @ np.asarray(got["corpus"])[order].T
                 places = np.sort(np.unique(sims.argmax(axis=1))) + 1
@@ -148,10 +122,11 @@ def lists(libraries: list[str], corpus: list[str]) -> None:
             ids = [row["id"] for row in rows]
             changed = [row for row in rows if row["id"] not in base]
             changes[w] = (changed, [row for row in plain if row["id"] not in ids])
+            tops[w] = rows[:5]
             matches = [row["match"] for row in rows if row.get("match") is not None]
             print(f"| {w} | {top_whole}/{len(rows)} | {sum(k in whole for k in shown)}/{len(shown)} | "
-                  f"{min(matches, default='—')} % | {sum(bool(row.get('weak')) for row in rows)} | {', '.join(map(str, specific_ranks)) or '—'} | {nearest} | "
-                  f"{len(changed)} |")
+                  f"{min(matches, default='—')} % | {sum(bool(row.get('weak')) for row in rows)} | "
+                  f"{', '.join(map(str, specific_ranks)) or '—'} | {nearest} | {len(changed)} |")
         for w, (entered, left) in changes.items():
             if not entered and not left:
                 continue
@@ -161,6 +136,10 @@ def lists(libraries: list[str], corpus: list[str]) -> None:
                       f"{titles.get(_top_key(row), '—')[:50]})")
             for row in left:
                 print(f"  - was #{row['rank']} {row['title'][:80]} (top reason: {titles.get(_top_key(row), '—')[:50]})")
+        for w, rows in tops.items():
+            print(f"top 5 at w = {w}:")
+            for row in rows:
+                print("  " + _reasons_line(row, titles, whole))
         print()
 
 

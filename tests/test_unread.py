@@ -52,7 +52,8 @@ def test_the_dense_stand_in_of_a_tfidf_similarity_gives_its_match():
 @pytest.mark.parametrize("aggregation", ["top5", "max", "mean", "top10"])
 def test_values_and_reasons_are_those_of_the_mixed_similarity_matrix(aggregation):
     """Dense cosines where item and paper are both read, mapped tf-idf cosines where either is not: the same
-    values and reasons as the whole (items × papers) matrix built by hand, with and without recency weights."""
+    values and reasons as the whole (items × papers) matrix built by hand, with and without recency weights (the
+    reasons with and without the books' evidence weights)."""
     rng = np.random.default_rng(3)
     rows = rng.normal(size=(9, 16)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
@@ -82,6 +83,13 @@ def test_values_and_reasons_are_those_of_the_mixed_similarity_matrix(aggregation
         best = sorted(range(9), key=lambda item: (-whole[item, paper], item))[:3]
         assert list(reason_rows[place]) == best
         assert np.allclose(reason_sims[place], whole[best, paper], atol=1e-6)
+    evidence = np.where(np.arange(9) % 2 == 0, 0.5, 1.0).astype(np.float32)  # books' weight (evidence.py)
+    weighted = whole * evidence[:, None]
+    reason_rows, reason_sims = unread.reasons(rows, corpus, shown, evidence)
+    for place, paper in enumerate(shown):
+        best = sorted(range(9), key=lambda item: (-weighted[item, paper], item))[:3]
+        assert list(reason_rows[place]) == best
+        assert np.allclose(reason_sims[place], weighted[best, paper], atol=1e-6)
     nothing = Unread(np.zeros(9, dtype=bool), np.zeros(40, dtype=bool), lexical, corpus_lexical)
     assert np.array_equal(nothing.reasons(rows, corpus, shown)[0], reasons_for(rows, corpus, shown)[0])
 

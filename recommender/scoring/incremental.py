@@ -14,6 +14,7 @@ last one wins).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -22,6 +23,7 @@ import numpy as np
 
 from recommender.scoring.aggregation import TopValues, kept, parse_aggregation, top_values
 from recommender.scoring.corpus_side import factors_name
+from recommender.scoring.recency import scaled_rows
 from recommender.store import Store, cache_dir, digest
 from recommender.store.files import Damaged
 
@@ -74,12 +76,18 @@ class IncrementalScorer:
         return digest(FORMAT_VERSION, self.context, hashes[0] if hashes else b"")
 
     def score(self, texts: Sequence[str], representation, corpus_rows: np.ndarray, aggregation: str, *,
-              budget_mb: float | None = None, release=None) -> tuple[np.ndarray, TopValues]:
+              budget_mb: float | None = None, release=None,
+              weights: np.ndarray | None = None) -> tuple[np.ndarray, TopValues]:
         """(library rows, top-K values) for these texts, as a full run would give them; `release` is
-        called once the rows are there (to free an encoder before scoring)."""
+        called once the rows are there (to free an encoder before scoring). `weights`: each item's weight
+        as evidence (scoring/evidence.py): the values are of the rows times it, and an item is kept under its
+        text and weight together, so a change of weight alone is a changed item."""
         from recommender.features.cache import text_hash
 
         hashes = [text_hash(text) for text in texts]
+        if weights is not None:
+            hashes = [key if weight == 1.0 else _weighted(key, weight)
+                      for key, weight in zip(hashes, weights)]
         key = self._key(hashes)
         old = self._store.load("library", key, parse=_parse)
         rows = _aligned(hashes, old, None if old is None else old.rows, representation.transform, texts)
@@ -91,7 +99,8 @@ class IncrementalScorer:
             if _grew(old.hashes, hashes) and old.best.shape == (corpus_rows.shape[0], kept(aggregation, n_old)):
                 previous = TopValues(best=old.best, total=None, n_items=n_old)
         kwargs = {} if budget_mb is None else {"budget_mb": budget_mb}
-        values = top_values(rows, corpus_rows, aggregation, previous=previous, **kwargs)
+        evidence_rows = rows if weights is None else scaled_rows(rows, weights)
+        values = top_values(evidence_rows, corpus_rows, aggregation, previous=previous, **kwargs)
         self.reused_items = previous.n_items if previous is not None else 0
         self.reused_values = []
         self._run = _Run(key, list(texts), hashes, rows, values.best, old)
@@ -166,6 +175,11 @@ class IncrementalScorer:
         arrays = _arrays(run.hashes, run.rows, run.best, self._signals, self._values, self._items)
         self._store.save("library", run.key, arrays)
         self._run, self._changed = None, False
+
+
+def _weighted(key: bytes, weight: float) -> bytes:
+    """A text's 16-byte key joined with an evidence weight other than 1 (still 16 bytes)."""
+    return hashlib.blake2b(key + np.float32(weight).tobytes(), digest_size=16).digest()
 
 
 def _grew(old_hashes: list[bytes], hashes: Sequence[bytes]) -> bool:

@@ -33,6 +33,7 @@ from recommender.scoring.aggregation import (
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.evidence import combined, evidence_weights
 from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import (
     DEFAULT_SCORING,
@@ -153,15 +154,18 @@ class Recommender:
         steer_rows, prefer = self._steer_rows(steering), None  # the rows before the encoder may be released
         item_weights = (recency_weights([item.date_added for item in profile_items], steering.half_life_days)
                         if steering is not None and steering.half_life_days is not None else None)
+        evidence = evidence_weights([item.item_type for item in profile_items])  # books weigh less (evidence.py)
         kept_state = caches.library_state() if caches.library_state is not None and self.dense else None
         memo = caches.corpus_memo
         with scoring_threads():
-            rows, values = self._content_values(texts, kept_state, None if caches.keep_encoder else self._release)
+            release = None if caches.keep_encoder else self._release
+            rows, values = self._content_values(texts, kept_state, release, evidence)
             unread = self._unread_items(texts, memo)
             if unread is not None:  # items MiniLM cannot read are matched on their tf-idf rows (unread.py)
-                values = unread.values(rows, self.corpus_rows, self.base, item_weights)
-            elif item_weights is not None:  # the kept state holds the unweighted values; these are not kept
-                values = top_values(scaled_rows(rows, item_weights), self.corpus_rows, self.base)
+                values = unread.values(rows, self.corpus_rows, self.base, combined(item_weights, evidence))
+            elif item_weights is not None:  # the kept state holds no recency-weighted values: these are not kept
+                weighted = scaled_rows(rows, combined(item_weights, evidence))
+                values = top_values(weighted, self.corpus_rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
                 signals = self.signals(texts, rows, scores, owned, values, item_weights, kept_state, memo)
@@ -180,7 +184,8 @@ class Recommender:
         order = order[~owned[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
-        # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M.
+        # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M. The seats, their
+        # bar and the interest each paper serves use the unweighted similarities; only the reasons weigh books less.
         nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
         # a seat needs the weak-list similarity (match.py); unread items' tf-idf reasons are on another scale
         calibration = CALIBRATIONS.get(self.representation.name)
@@ -191,20 +196,28 @@ class Recommender:
         if top_n:
             order = order[:top_n]
         with scoring_threads():
-            reason_rows, reason_sims = (reasons_for(rows, self.corpus_rows, order, self.base) if unread is None
-                                        else unread.reasons(rows, self.corpus_rows, order))
+            reason_rows, reason_sims = self._reasons(rows, order, unread, evidence)
+            seat_rows, seat_sims = (self._reasons(rows, order, unread, None) if evidence is not None and
+                                    interests is not None and len(interests.names) > 1 else (reason_rows, reason_sims))
         return Ranked([
             Recommendation(
                 paper=self.corpus[index],
                 score=float(scores[index]),
                 reasons=_reasons(reason_rows[place], reason_sims[place], profile_items),
                 rank=place + 1,
-                interest=interest_name(interests, reason_rows[place], reason_sims[place]),
+                interest=interest_name(interests, seat_rows[place], seat_sims[place]),
                 author_reasons=authors.reasons(index, self.corpus[index]),
                 steer_reasons=self._prefer_reasons(steering, prefer, index),
             )
             for place, index in enumerate(order)
         ], unserved)
+
+    def _reasons(self, rows, order: np.ndarray, unread: Unread | None, weights: np.ndarray | None):
+        """The chosen papers' best items and similarities, each item's similarities times its weight (None:
+        unweighted), on the unread items' mixed similarities when there are any (unread.py)."""
+        if unread is not None:
+            return unread.reasons(rows, self.corpus_rows, order, weights)
+        return reasons_for(rows if weights is None else scaled_rows(rows, weights), self.corpus_rows, order, self.base)
 
     def _steer_rows(self, steering: Steering | None):
         """The prefer then avoid texts' rows (None: no text)."""
@@ -223,15 +236,18 @@ class Recommender:
         similarities = cosine(steer_rows, self.corpus_rows).astype(np.float64)
         return similarities[: len(steering.prefer)], similarities[len(steering.prefer):]
 
-    def _content_values(self, texts: list[str], kept_state=None, release=None) -> tuple[np.ndarray, TopValues]:
-        """The texts' rows and each paper's best similarities to them (the content topK's values); `release`
-        frees the encoder once the rows are made."""
+    def _content_values(self, texts: list[str], kept_state=None, release=None,
+                        evidence: np.ndarray | None = None) -> tuple[np.ndarray, TopValues]:
+        """The texts' rows and each paper's best similarities to them, each item's times its `evidence`
+        weight (the content topK's values); `release` frees the encoder once the rows are made."""
         if kept_state is not None:
-            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release)
+            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release,
+                                    weights=evidence)
         rows = self.representation.transform(texts)
         if release is not None:
             release()
-        return rows, top_values(rows, self.corpus_rows, self.base)
+        return rows, top_values(rows if evidence is None else scaled_rows(rows, evidence), self.corpus_rows,
+                                self.base)
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
                 owned: np.ndarray, values: TopValues | None = None,

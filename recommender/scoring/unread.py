@@ -90,15 +90,19 @@ class Unread:
                 values.total[unread_papers] = again.total
         return values
 
-    def reasons(self, rows: np.ndarray, corpus_rows: np.ndarray, papers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def reasons(self, rows: np.ndarray, corpus_rows: np.ndarray, papers: np.ndarray,
+                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """aggregation.reasons_for's (library rows, similarities) of the chosen papers from the mixed
-        similarities: the best REASONS_KEPT items, best first, the earlier item first among equals."""
+        similarities, each item's times its `weights` entry when given (evidence.py): the best REASONS_KEPT
+        items, best first, the earlier item first among equals."""
         papers = np.asarray(papers, dtype=np.int64)
         shown = min(REASONS_KEPT, len(self.items))
         best_rows = np.zeros((len(papers), shown), dtype=np.int64)
         best_sims = np.zeros((len(papers), shown), dtype=np.float64)
         for first in range(0, len(papers), _BLOCK):
             sims = self.similarities(rows, corpus_rows, papers[first:first + _BLOCK]).T  # (papers, items)
+            if weights is not None:
+                sims = sims * np.asarray(weights, dtype=sims.dtype)
             order = np.lexsort((np.broadcast_to(np.arange(sims.shape[1]), sims.shape), -sims), axis=1)[:, :shown]
             best_rows[first:first + _BLOCK] = order
             best_sims[first:first + _BLOCK] = np.take_along_axis(sims, order, axis=1)

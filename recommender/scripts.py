@@ -45,8 +45,10 @@ def letter_script(char: str) -> str | None:
 # Additional, the punctuation and symbol blocks and the mathematical letters): a text with none is read at once.
 @lru_cache(maxsize=1)
 def _maybe_unread() -> re.Pattern:
-    """Compiled at the first text that is not ASCII (~6 ms to compile; most libraries need it never)."""
-    return re.compile("[\u0370-\u1dff\u1f00-\u1fff\u2c00-\U0001d3ff\U0001d800-\U0010ffff]")
+    """Compiled at the first text that is not ASCII; written as the complement of the blocks above: the same
+    characters as the ranges U+0370-1DFF, U+1F00-1FFF, U+2C00-1D3FF and U+1D800-10FFFF (every code point checked),
+    which took ~6 ms to compile; this ~1 ms, and it searches no slower."""
+    return re.compile("[^\x00-\u036f\u1e00-\u1eff\u2000-\u2bff\U0001d400-\U0001d7ff]")
 
 
 def unread_script(text: str) -> str | None:

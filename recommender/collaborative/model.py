@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recommender.features.tfidf import TfidfRepresentation
-
 if TYPE_CHECKING:  # scipy costs 0.4 s to import; a run that only loads a model never needs it
     from scipy import sparse
 
@@ -78,5 +76,11 @@ def fit_als(interactions: sparse.csr_matrix, settings: ALSSettings) -> tuple[np.
     return np.asarray(model.user_factors), np.asarray(model.item_factors)
 
 
-# The text map's features: the tf-idf representation, rebuilt from the idf a model file keeps.
-TextFeatures = TfidfRepresentation
+def __getattr__(name: str):
+    """`TextFeatures`, the text map's features: the tf-idf representation, rebuilt from the idf a model file
+    keeps; imported on first use, as loading the dense model never needs tf-idf (3 ms of every ranked list)."""
+    if name == "TextFeatures":
+        from recommender.features.tfidf import TfidfRepresentation
+
+        return TfidfRepresentation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

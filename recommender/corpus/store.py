@@ -14,7 +14,6 @@ import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,9 @@ class CorpusStoreError(RecommenderError):
 
 
 def zotrec_version() -> str:
+    """The installed zotrec's version, as a stored corpus records it."""
+    from importlib.metadata import PackageNotFoundError, version  # only to write one: 10 ms of every run's imports
+
     try:
         return version("zotrec")
     except PackageNotFoundError:  # running from a checkout that was never installed

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import click
 
-from zotero_bridge.cli.common import CONTEXT, keep_freed_memory_for_reuse, setup_logging
+from zotero_bridge.cli.common import (
+    CONTEXT,
+    collect_cycles_less_often,
+    keep_freed_memory_for_reuse,
+    setup_logging,
+)
 from zotero_bridge.cli.corpus import corpus_group
 from zotero_bridge.cli.daily import daily_command
 from zotero_bridge.cli.history import history_command
@@ -41,6 +46,7 @@ def cli(quiet: bool, verbose: bool) -> None:
     setup_logging(quiet, verbose)
     drop_bad_terminal_size()  # COLUMNS=10**20 would overflow rich and shutil
     keep_freed_memory_for_reuse()
+    collect_cycles_less_often()
 
 
 for command in (reading_list, library_command, score_command, sync_command, daily_command, history_command,

@@ -11,13 +11,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from recommender.items import Paper
 from recommender.text import clean_text
 from zotero_bridge.errors import SourceError
 from zotero_bridge.sources.dispatch import parse_library_spec
-from zotero_bridge.sources.sqlite import DatabaseFeed, FeedsRead, split_multipart_date
 from zotero_bridge.sources.zotero_json import FieldShapeError, creator_from_json, doi_of, text_of, year_of
+
+if TYPE_CHECKING:  # the database reader is imported where feeds are read: every list checks is_feeds_spec
+    from zotero_bridge.sources.sqlite import DatabaseFeed, FeedsRead
 
 FEEDS_SCHEME = "zotero:feeds"
 FEED_ID_PREFIX = "zotero-feed:"
@@ -101,6 +104,8 @@ def feed_paper_id(guid: str, fallback: str) -> str:
 
 
 def _paper(data: dict, feed: DatabaseFeed) -> Paper | None:
+    from zotero_bridge.sources.sqlite import split_multipart_date
+
     try:
         title, abstract = clean_text(text_of(data, "title")), clean_text(text_of(data, "abstractNote"))
         if not title and not abstract:

@@ -13,11 +13,14 @@ the step `recommend` applies, checked against `recommend` with the creators for 
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/own_papers.py [--min-papers 6] [--held-out 2] \
         [--weights '{"lexical": 0.024, "learned": 0.56, "collaborative": 0.2}'] [--fine '{"nearest": 0.3}'] \
-        [--self-validate] [--json OUT]
+        [--self-validate] [--half 0|1] [--json OUT]
 
 --weights / --fine add a row: the shipped model with those FusionWeights (keys it lacks are ignored with a
-warning) and that fine order ('{}': none; left out: the model's); repeat them for more rows in one run. Prints a markdown table and the process's
-CPU seconds, wall time and peak RSS.
+warning) and that fine order ('{}': none; left out: the model's); repeat them for more rows in one run. --half 0 or 1
+keeps one half of the researchers (all profiles of an author together; a fixed shuffle, lib's HALF_SEED), so a row
+chosen on one half can be judged on the other (issue 39). Prints a markdown table and the process's CPU seconds, wall
+time and peak RSS; --json also keeps each row's per-profile loss parts ("profile_losses", no author step) for
+paired comparisons between any two rows (`paired_se`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.lib.own_papers import (  # noqa: E402
-    MIN_PAPERS, NDCG_AT, NEIGHBOURS, graded_ndcg, own_paper_cases, pairwise_loss, paper_item, pooled_loss,
+    MIN_PAPERS, NDCG_AT, NEIGHBOURS, author_half, graded_ndcg, own_paper_cases, pairwise_loss, paper_item,
+    pooled_loss,
 )
 from recommender.features import make_representation  # noqa: E402
 from recommender.features.authors import string_key  # noqa: E402
@@ -139,6 +143,8 @@ def run(args) -> dict:
     cases = own_paper_cases(keys, space, min_papers=args.min_papers,
                             held_out_per_author=args.held_out, neighbours=args.neighbours, pool=args.pool,
                             seed=args.seed)
+    if args.half is not None:
+        cases = author_half(cases, args.half)
     if args.limit:
         cases = cases[: args.limit]
     scorers = rules(built, given_rows(args.weights or [], args.fine or []))
@@ -189,27 +195,37 @@ def run(args) -> dict:
         "self_validated_chose_default": chose_default if validated else None,
         "rows": {name: {kind: summary(found, parts[DEFAULT][kind]) for kind, found in kinds.items()}
                  for name, kinds in parts.items()},
+        "profile_losses": {name: [pairwise_loss(*row) for row in kinds["bare"]]
+                           for name, kinds in parts.items()},
         "by_profile_size": by_size(parts, [len(case.profile) for case in cases]),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "wall_s": round(time.perf_counter() - wall, 1),
         "peak_rss_mb": round(usage.ru_maxrss / 1024), "load": os.getloadavg()}
+
+
+def paired_se(losses, base=None, draws: int = 200) -> float:
+    """The bootstrap standard error over profiles of the pooled loss from per-profile (wrong, weight) parts
+    `losses`, or with `base` (the other rule's parts on the same profiles) of the difference between the two,
+    the same draws for both (seed 0, as every table here)."""
+    losses = np.asarray(losses, dtype=np.float64)
+    rows = np.random.default_rng(0).integers(0, len(losses), size=(draws, len(losses)))
+
+    def booted(parts: np.ndarray) -> np.ndarray:
+        return parts[rows, 0].sum(axis=1) / np.maximum(parts[rows, 1].sum(axis=1), 1e-12)
+
+    spread = booted(losses) if base is None else booted(losses) - booted(np.asarray(base, dtype=np.float64))
+    return float(spread.std())
 
 
 def summary(found: list[tuple[np.ndarray, np.ndarray]], reference: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     """The pooled loss, its bootstrap standard error over profiles, its difference from the `reference` rule's
     on the same profiles with the paired bootstrap's standard error (the same draws for both), mean
     nDCG@10 and how often the held-out paper comes first among the candidates."""
-    losses, base = (np.array([pairwise_loss(scores, grades) for scores, grades in rows]) for rows in (found, reference))
-    draws = np.random.default_rng(0).integers(0, len(losses), size=(200, len(losses)))
-
-    def booted(parts: np.ndarray) -> np.ndarray:
-        return parts[draws, 0].sum(axis=1) / np.maximum(parts[draws, 1].sum(axis=1), 1e-12)
-
-    loss = pooled_loss([tuple(row) for row in losses])
+    losses, base = ([pairwise_loss(scores, grades) for scores, grades in rows] for rows in (found, reference))
+    loss = pooled_loss(losses)
     ndcg = [graded_ndcg(scores, grades, NDCG_AT) for scores, grades in found]
     first = [float((scores[0] > scores[1:]).all()) for scores, _ in found]  # the held-out paper is first
-    return {"loss": round(loss, 4), "loss_se": round(float(booted(losses).std()), 4),
-            "vs_default": round(loss - pooled_loss([tuple(row) for row in base]), 4),
-            "vs_default_se": round(float((booted(losses) - booted(base)).std()), 4),
+    return {"loss": round(loss, 4), "loss_se": round(paired_se(losses), 4),
+            "vs_default": round(loss - pooled_loss(base), 4), "vs_default_se": round(paired_se(losses, base), 4),
             f"ndcg@{NDCG_AT}": round(float(np.nanmean(ndcg)), 4), "held_out_first": round(float(np.mean(first)), 3)}
 
 
@@ -227,7 +243,9 @@ def by_size(parts: dict, sizes: list[int]) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = [f"{result['profiles']} profiles ({result['authors']} authors with ≥ {result['settings']['min_papers']} "
+    half = result["settings"].get("half")
+    lines = [("" if half is None else f"Half {half} of the researchers: ")
+             + f"{result['profiles']} profiles ({result['authors']} authors with ≥ {result['settings']['min_papers']} "
              f"ICML 2025 papers; profiles of {result['profile_sizes'][0]}–{result['profile_sizes'][1]} titles), "
              f"{result['candidates']} candidates each; grades (2/1/0): "
              + " / ".join(str(v) for v in result["grade_counts"].values()), "",
@@ -263,6 +281,8 @@ def main() -> None:
     parser.add_argument("--space", choices=("dense", "tfidf"), default="dense",
                         help="the rows the held-out paper's neighbours are chosen by")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--half", type=int, choices=(0, 1),
+                        help="one half of the researchers only (a fixed shuffle): choose on one, judge on the other")
     parser.add_argument("--limit", type=int, default=0, help="the first N profiles only (a quick look)")
     parser.add_argument("--weights", action="append",
                         help="JSON FusionWeights for an extra row with the shipped model (repeatable)")

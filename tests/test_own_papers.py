@@ -7,6 +7,8 @@ import pytest
 from scipy import sparse
 
 from benchmarks.lib.own_papers import (
+    OwnPapersCase,
+    author_half,
     graded,
     graded_ndcg,
     nearest_papers,
@@ -101,3 +103,12 @@ def test_own_paper_cases_draw_the_neighbours_from_a_wider_pool():
         assert set(far.candidates[1:]) <= set(nearest_papers(vectors, far.held_out, far.profile, 20).tolist())
         assert not ({0, 1, 2} - {far.held_out}) & set(far.candidates.tolist())  # never a profile paper
     assert any(set(near.candidates) != set(far.candidates) for near, far in zip(tight, wide))
+
+
+def test_author_half_splits_researchers_not_profiles():
+    cases = [OwnPapersCase(f"author {n // 2}", np.array([n]), n, np.array([n]), np.array([2])) for n in range(14)]
+    halves = [author_half(cases, half) for half in (0, 1)]
+    authors = [{case.author for case in half} for half in halves]
+    assert (len(authors[0]), len(authors[1])) == (3, 4) and not authors[0] & authors[1]  # 7 authors: 3 and 4
+    assert sorted(case.held_out for half in halves for case in half) == list(range(14))  # every profile once
+    assert author_half(cases, 0) == halves[0] and author_half(cases, 0, seed=1) != halves[0]  # fixed by the seed

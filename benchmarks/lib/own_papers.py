@@ -98,6 +98,18 @@ def own_paper_cases(paper_authors: Sequence[Collection[Hashable]], vectors: np.n
     return cases
 
 
+HALF_SEED = 39  # the author split of own_papers.py --half (issue 39)
+
+
+def author_half(cases: Sequence[OwnPapersCase], half: int, seed: int = HALF_SEED) -> list[OwnPapersCase]:
+    """The cases of one half (0 or 1) of the researchers, shuffled with `seed`: every profile of an author
+    falls in the same half, so a rule chosen on one half is judged on researchers it never saw (co-authors
+    may still share papers across the halves). Half 0 is the smaller when the count is odd."""
+    authors = sorted({case.author for case in cases}, key=repr)
+    first = {authors[i] for i in np.random.default_rng(seed).permutation(len(authors))[: len(authors) // 2]}
+    return [case for case in cases if (case.author in first) == (half == 0)]
+
+
 def pairwise_loss(scores: np.ndarray, grades: np.ndarray) -> tuple[float, float]:
     """(the weight of the wrongly ordered pairs, the weight of all pairs) for one profile: every pair of
     candidates with different grades weighs the grade gap; it counts whole when the lower grade scores

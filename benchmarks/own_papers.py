@@ -20,7 +20,8 @@ warning) and that fine order ('{}': none; left out: the model's); repeat them fo
 keeps one half of the researchers (all profiles of an author together; a fixed shuffle, lib's HALF_SEED), so a row
 chosen on one half can be judged on the other (issue 39). Prints a markdown table and the process's CPU seconds, wall
 time and peak RSS; --json also keeps each row's per-profile loss parts ("profile_losses", no author step) for
-paired comparisons between any two rows (`paired_se`).
+paired comparisons between any two rows (`paired_se`), and the given rows' weights ("given": what
+benchmarks/weight_choice.py --own-papers reads).
 """
 
 from __future__ import annotations
@@ -197,6 +198,9 @@ def run(args) -> dict:
                  for name, kinds in parts.items()},
         "profile_losses": {name: [pairwise_loss(*row) for row in kinds["bare"]]
                            for name, kinds in parts.items()},
+        "given": [{"row": name, "fusion_weights": dataclasses.asdict(scorers[name].weights),
+                   "fine_weights": dict(scorers[name].fine or {})}
+                  for name in scorers if name.startswith("given ")],
         "by_profile_size": by_size(parts, [len(case.profile) for case in cases]),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "wall_s": round(time.perf_counter() - wall, 1),
         "peak_rss_mb": round(usage.ru_maxrss / 1024), "load": os.getloadavg()}

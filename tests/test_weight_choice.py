@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 from recommender.evaluation.dumps import FoldDump, read_rules, read_split
 from recommender.evaluation.order import order_losses
 from benchmarks.lib.weight_grid import (
+    MissingOutside,
     ScoredSplit,
     Weighting,
     bucket_means,
@@ -108,6 +109,21 @@ def test_the_one_se_rule_takes_the_simplest_weighting_near_the_best_on_every_dat
     ordering = {peak: 0.18, middle: 0.25, simple: 0.22, bad: 0.01}  # bad orders best, but loses the saves
     by_order = one_se_choice({"a": _folds(a, ordering)}, sizes)
     assert by_order.chosen == peak
+
+
+def test_an_outside_loss_chooses_among_the_weightings_the_datasets_cannot_tell_apart():
+    near = FusionWeights(learned=0.4, collaborative=0.1)
+    peak = FusionWeights(learned=0.6, collaborative=0.2)
+    far = FusionWeights()
+    sizes = {"a": np.array([10, 30, 200])}
+    a = {peak: [0.50, 0.52, 0.51, 0.49, 0.50], near: [0.50, 0.51, 0.50, 0.49, 0.50], far: [0.40, 0.41, 0.40, 0.39, 0.40]}
+    ordering = {peak: 0.18, near: 0.25, far: 0.30}
+    assert one_se_choice({"a": _folds(a, ordering)}, sizes).chosen == peak  # the datasets' own order loss
+    outside = {peak: 0.43, near: 0.41, far: 0.10}  # far orders own papers best, but loses the saves
+    assert one_se_choice({"a": _folds(a, ordering)}, sizes, outside=outside).chosen == near
+    with pytest.raises(MissingOutside) as missing:
+        one_se_choice({"a": _folds(a, ordering)}, sizes, outside={peak: 0.43})
+    assert missing.value.weightings == [near]
 
 
 def test_the_fine_order_takes_the_plainest_share_within_one_se():

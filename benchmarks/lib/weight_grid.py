@@ -213,11 +213,13 @@ OBJECTIVE = "fine.order loss"  # what it is then chosen for: ordering the user's
 
 
 def one_se_choice(per_dataset: Mapping[str, Sequence[Mapping[FusionWeights, Mapping[str, float]]]],
-                  sizes: Mapping[str, np.ndarray], objective: str | None = OBJECTIVE) -> Choice:
+                  sizes: Mapping[str, np.ndarray], objective: str | None = OBJECTIVE,
+                  outside: Mapping[FusionWeights, float] | None = None) -> Choice:
     """Of the weightings within one SE of each dataset's best validation recall@50 (where none is within on
     all, the first dataset's alone), the one with the lowest mean `objective` over the datasets and folds; with
-    `objective` None, the simplest (complexity over every dataset's users). Ties: the simpler, then the better
-    recall."""
+    `outside` (a loss per weighting measured outside these datasets: own papers, issue 39), the lowest of that
+    instead, since the datasets cannot tell the set apart; with `objective` None, the simplest (complexity over
+    every dataset's users). Ties: the simpler, then the better recall."""
     table = {name: fold_means(folds, CRITERION) for name, folds in per_dataset.items()}
     within, thresholds = _within_one_se(table)
     grid = list(next(iter(table.values())))
@@ -226,15 +228,28 @@ def one_se_choice(per_dataset: Mapping[str, Sequence[Mapping[FusionWeights, Mapp
     def rank(w: FusionWeights):
         simple = round(complexity(w, everyone), 6)
         recall = -np.mean([table[n][w][0] for n in table])
+        if outside is not None:
+            return round(float(outside[w]), 6), simple, recall
         if objective is None:
             return simple, recall
         ordering = np.mean([fold[w][objective] for folds in per_dataset.values() for fold in folds])
         return round(float(ordering), 6), simple, recall
 
+    missing = [w for w in within if outside is not None and w not in outside]
+    if missing:
+        raise MissingOutside(missing)
     chosen = min(within, key=rank)
     first = next(iter(table))
     best = max(grid, key=lambda w: table[first][w][0])
     return Choice(chosen, best, thresholds[first], within, table)
+
+
+class MissingOutside(Exception):
+    """Weightings of the one-SE set that the outside measurement lacks (they must be measured first)."""
+
+    def __init__(self, weightings: list[FusionWeights]) -> None:
+        super().__init__(f"{len(weightings)} weightings lack an outside loss")
+        self.weightings = weightings
 
 
 def fine_choice(per_dataset: Mapping[str, Sequence[Mapping[float, float]]]) -> float:

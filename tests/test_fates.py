@@ -124,6 +124,39 @@ def test_the_linear_models_weight_follows_the_features():
                                                                                       weight=DENSE_LINEAR_WEIGHT)
 
 
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_liked_papers_twins_are_never_its_negatives(kind, monkeypatch):
+    """The same paper listed twice (p11: the liked p10's title, its row at cosine ~0.8; p12: another title, a
+    near-identical row) is kept out of the linear model's random negatives, which would cancel the like
+    (docs/evaluation-history.md, issue 39 round 8); so liking p10 moves both up, with every seed."""
+    from scipy import sparse
+
+    from recommender.scoring import feedback as module
+    from recommender.scoring.owned import CorpusKeys
+
+    rng = np.random.default_rng(3)
+    rows = rng.random((60, 16))
+    rows[11] = rows[10] + 0.45 * rng.standard_normal(16)
+    rows[12] = rows[10] + 0.02 * rng.standard_normal(16)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    assert 0.7 < rows[10] @ rows[11] < module.TWIN_COSINE < rows[10] @ rows[12]
+    papers = [Paper(f"p{i}", "Twins listed twice" if i in (10, 11) else f"Paper {i}") for i in range(60)]
+    features = rows if kind == "dense" else sparse.csr_matrix(rows)
+    scores = rows @ rows[[0, 1]].mean(axis=0)
+    order = np.argsort(-scores, kind="stable")
+    recs = [Recommendation(papers[i], float(scores[i]), (), rank) for rank, i in enumerate(order, start=1)]
+    drawn, sample = [], module.negative_sample
+    monkeypatch.setattr(module, "negative_sample", lambda *args: drawn.append(sample(*args)) or drawn[-1])
+    ids = [p.id for p in papers]
+    before = [r.paper.id for r in recs if r.paper.id != "p10"]
+    for seed in range(8):
+        after = [r.paper.id for r in apply_feedback(recs, ids, features, Feedback(liked=frozenset({"p10"})),
+                                                    profile_rows=features[[0, 1]], seed=seed,
+                                                    corpus_keys=CorpusKeys(papers))]
+        assert not {11, 12} & set(drawn[-1].tolist())
+        assert after.index("p11") < before.index("p11") and after.index("p12") < before.index("p12")
+
+
 def test_the_memory_file_is_private_and_atomic(tmp_path):
     with Memory(tmp_path / "h.sqlite") as memory:
         run = memory.record_run("user:1", "R", OURS, 5, [], [PAPER], [])

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from recommender.features.base import is_dense
+from recommender.features.base import cosine, is_dense
 from recommender.items import Paper, Recommendation
 from recommender.scoring.fusion import standardise
 from recommender.scoring.owned import CorpusKeys
@@ -43,6 +43,7 @@ GROUP_BOOST = 0.5
 LIKED_BOOST = 2.0
 DENSE_LIKED_BOOST = 0.5  # the same on dense rows after the fused score (0.5 of 0–8: benchmarks/ratings.py --dense)
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
+TWIN_COSINE = 0.95  # a corpus row this close to a positive's is that paper listed again, never a negative
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,21 @@ def feedback_weight(corpus_rows) -> float:
     return DENSE_LINEAR_WEIGHT if is_dense(corpus_rows) else LINEAR_WEIGHT
 
 
+def twins(corpus_rows, positives: Sequence[int], keys: CorpusKeys | None = None) -> np.ndarray:
+    """The corpus rows that are a positive listed again (a preprint and its proceedings version, a duplicate
+    entry): the same DOI, URL or title key (`keys`: owned.CorpusKeys, the rule for owned papers) or a row at
+    cosine ≥ TWIN_COSINE, positives included. Drawn as negatives they would cancel the positive."""
+    positives = [int(index) for index in positives]
+    if not positives:
+        return np.zeros(0, dtype=np.int64)
+    near = np.flatnonzero(cosine(corpus_rows, corpus_rows[positives]).max(axis=1) >= TWIN_COSINE)
+    same = keys.same_paper(positives) if keys is not None else set(positives)
+    return np.union1d(near, np.fromiter(same, dtype=np.int64, count=len(same)))
+
+
 def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
-    """Random candidates used as negatives: max(100, 10 × positives), at most half of the candidates."""
+    """Random candidates used as negatives: max(100, 10 × positives), at most half of the candidates, none of
+    `exclude` (the caller's: the positives, their `twins` and the dismissed papers)."""
     rng = np.random.default_rng(seed)
     pool = np.setdiff1d(np.arange(n_candidates), np.asarray(list(exclude), dtype=np.int64))
     size = min(max(100, 10 * positives), len(pool) // 2)
@@ -141,11 +155,12 @@ def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -
 
 def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], corpus_rows, feedback: Feedback,
                    *, profile_rows=None, top_n: int = 0, weight: float | None = None,
-                   group_boost: float = GROUP_BOOST, liked_boost: float | None = None, seed: int = 0
-                   ) -> list[Recommendation]:
+                   group_boost: float = GROUP_BOOST, liked_boost: float | None = None, seed: int = 0,
+                   corpus_keys: CorpusKeys | None = None) -> list[Recommendation]:
     """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
     of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
-    top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`)."""
+    top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`);
+    `corpus_keys`: the corpus's DOI, URL and title keys, so that a positive's `twins` are no negatives."""
     if weight is None:
         weight = feedback_weight(corpus_rows)
     if liked_boost is None:
@@ -163,7 +178,8 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
     dismissed = [(cid, how) for cid, how in sorted(feedback.dismissed.items()) if cid in position]
     adjusted, lowered = scores.copy(), np.zeros(len(recs), dtype=bool)
     if profile_rows is not None and profile_rows.shape[0] and (kept or dismissed) and weight:
-        gone_rows = kept + [position[cid] for cid, _ in dismissed]
+        gone_rows = np.union1d(twins(corpus_rows, kept, corpus_keys),
+                               np.array([position[cid] for cid, _ in dismissed], dtype=np.int64))
         negatives = negative_sample(len(corpus_ids), profile_rows.shape[0] + len(kept), gone_rows, seed)
         linear = standardise(linear_feedback_scores(
             profile_rows, corpus_rows[kept], corpus_rows[[position[cid] for cid, _ in dismissed]],

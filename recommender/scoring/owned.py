@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -20,6 +20,7 @@ class CorpusKeys:
         self.by_doi: dict[str, list[int]] = {}
         self.by_url: dict[str, list[int]] = {}
         self.by_title: dict[str, list[int]] = {}
+        self._shared: list[set[int]] | None = None
         for index, paper in enumerate(corpus):
             if paper.doi:
                 self.by_doi.setdefault(doi_key(paper.doi), []).append(index)
@@ -36,6 +37,20 @@ class CorpusKeys:
         keys = cls([])
         keys.size, keys.by_doi, keys.by_url, keys.by_title = data["size"], data["doi"], data["url"], data["title"]
         return keys
+
+    def same_paper(self, indices: Iterable[int]) -> set[int]:
+        """The corpus papers sharing a DOI, URL or title key with one of `indices` (those included): the same
+        paper listed twice (a preprint and its proceedings version), by the rule for what a user owns."""
+        if self._shared is None:  # the keys more than one paper holds, found once
+            self._shared = [{int(member) for member in group}
+                            for index in (self.by_doi, self.by_url, self.by_title)
+                            for key, group in index.items() if key and len(group) > 1]
+        wanted = {int(index) for index in indices}
+        found = set(wanted)
+        for group in self._shared:
+            if not wanted.isdisjoint(group):
+                found |= group
+        return found
 
     def find(self, doi: str = "", url: str = "", title: str = "") -> int | None:
         """The corpus paper a saved item is, by the same rule as `owned`: DOI, then URL, then normalised

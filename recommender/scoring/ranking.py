@@ -129,6 +129,11 @@ class Recommender:
         self._authors = None  # the corpus authors' name keys, made on first use
         self._unread_papers = None  # bool per paper: MiniLM cannot read it (scoring/unread.py), made on first use
 
+    @property
+    def corpus_keys(self) -> CorpusKeys:
+        """The corpus's DOI, URL and title keys (owned.CorpusKeys)."""
+        return self._corpus_keys
+
     def recommend(
         self,
         library: Sequence[LibraryItem],

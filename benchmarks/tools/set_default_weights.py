@@ -32,8 +32,9 @@ def main(choice_file: str) -> None:
                                     for name, value in choice["default"]["fusion_weights"].items()}
     provenance["fine_weights"] = {name: round(float(value), 4)
                                   for name, value in choice["default"]["fine_weights"].items() if value > 0}
-    provenance["weights_chosen_on"] = ("five item-cold folds of citeulike-a and citeulike-t: the simplest weighting "
-                                       "within one standard error of the best validation recall@50 on both "
+    provenance["weights_chosen_on"] = ("five item-cold folds of citeulike-a and citeulike-t: of the weightings within "
+                                       "one standard error of the best validation recall@50, the one chosen by "
+                                       f"{choice.get('chosen_by', 'the CiteULike hard-candidate order loss')} "
                                        f"({choice['made_by']})")
     arrays["provenance"] = np.array(json.dumps(provenance))
     write_npz(SHIPPED_MODEL, arrays, compressed=True)

@@ -129,7 +129,8 @@ def test_the_first_reading_list_embeds_only_the_library(counted, tmp_path, monke
 
 def test_the_example_library_is_bundled_and_ranks_as_a_fresh_embedding_does(counted, tmp_path, monkeypatch):
     """The README's first command embeds nothing; with the example's bundled rows hidden it embeds the example
-    and gives the same list, scores and reasons (the bundled rows are what such a run computed)."""
+    and gives the same list and reasons, scores up to float noise (the bundled rows are what such a run computed;
+    under OPENBLAS_CORETYPE=Haswell a score's 4th decimal moved)."""
     from zotero_bridge.sources.files import read_library_file
 
     options = ("-n", "50", "--format", "json")
@@ -145,4 +146,22 @@ def test_the_example_library_is_bundled_and_ranks_as_a_fresh_embedding_does(coun
     monkeypatch.setattr(bundled.BundledVectors, "fill", without_the_example)
     fresh_run = reading_list(tmp_path / "without", monkeypatch, "-q", options=options)
     assert {text_hash(text) for text in counted} == example
-    assert bundled_run.stdout == fresh_run.stdout
+    assert_same_up_to_float_noise(json.loads(bundled_run.stdout), json.loads(fresh_run.stdout))
+
+
+def assert_same_up_to_float_noise(expected, found, where="list") -> None:
+    """The same papers, order, reasons and text; numbers within float noise (another CPU's BLAS kernels round a
+    fresh run's products differently, and a 4-decimal figure may then differ in its last digit)."""
+    assert type(found) is type(expected), where
+    if isinstance(expected, dict):
+        assert list(found) == list(expected), where
+        for key in expected:
+            assert_same_up_to_float_noise(expected[key], found[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert len(found) == len(expected), where
+        for index, (left, right) in enumerate(zip(expected, found)):
+            assert_same_up_to_float_noise(left, right, f"{where}[{index}]")
+    elif isinstance(expected, float):
+        assert np.isclose(found, expected, rtol=0, atol=2e-4), f"{where}: {found} != {expected}"
+    else:
+        assert found == expected, where

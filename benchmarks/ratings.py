@@ -41,7 +41,7 @@ from recommender.scoring.feedback import (  # noqa: E402
     LINEAR_WEIGHT,
     linear_feedback_scores,
     negative_sample,
-    twins,
+    neighbourhood,
 )
 from recommender.scoring.fusion import standardise  # noqa: E402
 
@@ -61,7 +61,7 @@ def rated_scores(user: TfidfUser, liked: list[int], disliked: list[int], shown: 
 
     content = aggregate_similarities(sims, user.aggregation)
     positives = sorted(set(liked) | set(kept))
-    exclude = np.union1d(np.flatnonzero(shown), twins(candidate_rows, positives))
+    exclude = np.union1d(np.flatnonzero(shown), neighbourhood(candidate_rows, positives))
     negatives = negative_sample(len(shown), profile_rows.shape[0] + len(positives), exclude, user.seed)
     linear = linear_feedback_scores(profile_rows, candidate_rows[positives], candidate_rows[disliked],
                                     candidate_rows[negatives], candidate_rows)
@@ -79,7 +79,7 @@ def dense_rated_scores(user, liked: list[int], disliked: list[int], shown: np.nd
     base = user.fused(kept) if kept else user.first
     profile = np.vstack([fold.train_vectors[user.position], vectors[kept]])
     positives = sorted(set(liked) | set(kept))
-    exclude = np.union1d(np.flatnonzero(shown), twins(vectors, positives))
+    exclude = np.union1d(np.flatnonzero(shown), neighbourhood(vectors, positives))
     negatives = negative_sample(len(vectors), len(profile) + len(liked), exclude, user.seed)
     linear = linear_feedback_scores(profile, vectors[positives], vectors[disliked], vectors[negatives], vectors)
     adjusted = standardise(base) + DENSE_LINEAR_WEIGHT * standardise(linear)

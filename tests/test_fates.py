@@ -157,6 +157,31 @@ def test_a_liked_papers_twins_are_never_its_negatives(kind, monkeypatch):
         assert after.index("p11") < before.index("p11") and after.index("p12") < before.index("p12")
 
 
+@pytest.mark.parametrize("kind", ["dense", "tfidf"])
+def test_a_liked_papers_nearest_papers_are_never_its_negatives(kind, monkeypatch):
+    """The papers most like a liked one are what "More like this" asks for: none of its NEAREST_KEPT_OUT
+    nearest is drawn as a random negative (drawn, they cancelled the like on a small corpus), with every seed."""
+    from scipy import sparse
+
+    from recommender.scoring import feedback as module
+
+    rng = np.random.default_rng(5)
+    rows = rng.random((60, 16))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    papers = [Paper(f"p{i}", f"Paper {i}") for i in range(60)]
+    features = rows if kind == "dense" else sparse.csr_matrix(rows)
+    scores = rows @ rows[[0, 1]].mean(axis=0)
+    order = np.argsort(-scores, kind="stable")
+    recs = [Recommendation(papers[i], float(scores[i]), (), rank) for rank, i in enumerate(order, start=1)]
+    nearest = set(np.argsort(-(rows @ rows[10]), kind="stable")[1: module.NEAREST_KEPT_OUT + 1].tolist())
+    drawn, sample = [], module.negative_sample
+    monkeypatch.setattr(module, "negative_sample", lambda *args: drawn.append(sample(*args)) or drawn[-1])
+    for seed in range(8):
+        apply_feedback(recs, [p.id for p in papers], features, Feedback(liked=frozenset({"p10"})),
+                       profile_rows=features[[0, 1]], seed=seed)
+        assert len(drawn[-1]) and not nearest & set(drawn[-1].tolist())
+
+
 def test_the_memory_file_is_private_and_atomic(tmp_path):
     with Memory(tmp_path / "h.sqlite") as memory:
         run = memory.record_run("user:1", "R", OURS, 5, [], [PAPER], [])

@@ -38,7 +38,7 @@ from recommender.evaluation.folds import item_cold_folds, sample_users, settings
 from recommender.evaluation.peers import aggregate_similarities
 from recommender.evaluation.splits import DenseItems, prepare_fold
 from recommender.scoring.aggregation import TOP5
-from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample, twins
+from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample, neighbourhood
 from recommender.scoring.fusion import LEARNED_BASE, FusionWeights, default_weights, fuse, standardise
 from recommender.scoring.learned import linear_user_scores
 
@@ -93,7 +93,7 @@ class TfidfUser:
             content = aggregate_similarities(sims, self.aggregation)
             profile_rows, candidate_rows = self.rows
             used_kept, used_dismissed = (kept, dismissed) if learn else ([], [])
-            exclude = np.union1d(np.flatnonzero(shown), twins(candidate_rows, used_kept))
+            exclude = np.union1d(np.flatnonzero(shown), neighbourhood(candidate_rows, used_kept))
             negatives = negative_sample(len(shown), profile_rows.shape[0] + len(kept), exclude, self.seed)
             linear = linear_feedback_scores(profile_rows, candidate_rows[used_kept], candidate_rows[used_dismissed],
                                             candidate_rows[negatives], candidate_rows)
@@ -147,7 +147,7 @@ class DenseUser:
             raise SettingError(f"unknown feedback rule '{rule.kind}' (experiments/feedback_rules.py has the others)")
         vectors = self.fold.test_vectors
         profile = np.vstack([self.fold.train_vectors[self.position], vectors[kept]])  # kept are library items now
-        exclude = np.union1d(np.flatnonzero(shown), twins(vectors, kept))
+        exclude = np.union1d(np.flatnonzero(shown), neighbourhood(vectors, kept))
         negatives = negative_sample(len(vectors), len(profile), exclude, self.seed)
         linear = linear_feedback_scores(profile, vectors[kept], vectors[dismissed], vectors[negatives], vectors,
                                         kept_weight=rule.kept_weight, dismissed_weight=rule.dismissed_weight)

@@ -44,6 +44,7 @@ LIKED_BOOST = 2.0
 DENSE_LIKED_BOOST = 0.5  # the same on dense rows after the fused score (0.5 of 0–8: benchmarks/ratings.py --dense)
 MENTION_SIMILARITY = 0.2  # a dismissed paper this similar (cosine) is named in the reasons
 TWIN_COSINE = 0.95  # a corpus row this close to a positive's is that paper listed again, never a negative
+NEAREST_KEPT_OUT = 10  # each positive's nearest papers: what "more like this" asks for, never a negative
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,23 @@ def twins(corpus_rows, positives: Sequence[int], keys: CorpusKeys | None = None)
     return np.union1d(near, np.fromiter(same, dtype=np.int64, count=len(same)))
 
 
+def neighbourhood(corpus_rows, positives: Sequence[int], keys: CorpusKeys | None = None,
+                  nearest: int = NEAREST_KEPT_OUT) -> np.ndarray:
+    """The rows random negatives must not be drawn from: the positives, their `twins` and each one's `nearest`
+    closest papers. Drawn as negatives, a liked paper's neighbours taught the model to tell them from it, which
+    cancelled "More like this" on a small corpus (docs/evaluation-history.md, round 8)."""
+    positives = [int(index) for index in positives]
+    if not positives:
+        return np.zeros(0, dtype=np.int64)
+    similarity = cosine(corpus_rows, corpus_rows[positives])  # corpus × positives
+    count = min(nearest + 1, similarity.shape[0])  # + 1: the positive itself is its own nearest
+    closest = np.argpartition(-similarity, count - 1, axis=0)[:count].ravel()
+    return np.union1d(twins(corpus_rows, positives, keys), closest)
+
+
 def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
     """Random candidates used as negatives: max(100, 10 × positives), at most half of the candidates, none of
-    `exclude` (the caller's: the positives, their `twins` and the dismissed papers)."""
+    `exclude` (the caller's: the positives' `neighbourhood` and the dismissed papers)."""
     rng = np.random.default_rng(seed)
     pool = np.setdiff1d(np.arange(n_candidates), np.asarray(list(exclude), dtype=np.int64))
     size = min(max(100, 10 * positives), len(pool) // 2)
@@ -178,7 +193,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
     dismissed = [(cid, how) for cid, how in sorted(feedback.dismissed.items()) if cid in position]
     adjusted, lowered = scores.copy(), np.zeros(len(recs), dtype=bool)
     if profile_rows is not None and profile_rows.shape[0] and (kept or dismissed) and weight:
-        gone_rows = np.union1d(twins(corpus_rows, kept, corpus_keys),
+        gone_rows = np.union1d(neighbourhood(corpus_rows, kept, corpus_keys),
                                np.array([position[cid] for cid, _ in dismissed], dtype=np.int64))
         negatives = negative_sample(len(corpus_ids), profile_rows.shape[0] + len(kept), gone_rows, seed)
         linear = standardise(linear_feedback_scores(

@@ -13,7 +13,7 @@ from scipy import sparse
 
 from recommender.collaborative.card import ModelCard
 from recommender.collaborative.datasets import InteractionData
-from recommender.collaborative.model import ALSSettings, TextFeatures
+from recommender.collaborative.model import ALSSettings
 from recommender.evaluation import peers
 from recommender.evaluation.folds import item_cold_folds
 from recommender.evaluation.protocol import shipped_parts
@@ -24,6 +24,7 @@ from recommender.items import LibraryItem, Paper
 from recommender.scoring import ranking
 from recommender.scoring.fusion import FusionWeights
 from recommender.scoring.ranking import Recommender
+from recommender.features.tfidf import TfidfRepresentation
 
 BETA = 0.5
 WEIGHTS = {"content": 0.3, "lexical": 0.1, "learned": 0.4, "collaborative": 0.2}
@@ -92,7 +93,7 @@ def split():
     data, vectors = _data(np.random.default_rng(3))
     fold = prepare_fold(data, item_cold_folds(data.n_items)[0], SETTINGS, DenseItems(vectors, "table"))
     # the split's tf-idf rows (splits.py: fitted on the training items' texts), for the run's lexical signal
-    lexical = TextFeatures(SETTINGS.n_features, SETTINGS.ngram_range).fit(
+    lexical = TfidfRepresentation(SETTINGS.n_features, SETTINGS.ngram_range).fit(
         [data.texts[i] for i in fold.train_items]).transform(data.texts)
     return data, vectors, fold, lexical
 

@@ -1,5 +1,5 @@
 """ALS on who-saved-what (`fit_als`, `confidence`, `ALSSettings`), shared by the dense model and the
-evaluation's tf-idf peer, and the tf-idf rows of a text map (`TextFeatures`).
+evaluation's tf-idf peer (whose text map's rows are recommender.features.tfidf's).
 """
 
 from __future__ import annotations
@@ -74,13 +74,3 @@ def fit_als(interactions: sparse.csr_matrix, settings: ALSSettings) -> tuple[np.
         )
         model.fit(confidence(interactions, settings), show_progress=False)
     return np.asarray(model.user_factors), np.asarray(model.item_factors)
-
-
-def __getattr__(name: str):
-    """`TextFeatures`, the text map's features: the tf-idf representation, rebuilt from the idf a model file
-    keeps; imported on first use, as loading the dense model never needs tf-idf (3 ms of every ranked list)."""
-    if name == "TextFeatures":
-        from recommender.features.tfidf import TfidfRepresentation
-
-        return TfidfRepresentation
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

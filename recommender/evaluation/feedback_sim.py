@@ -33,10 +33,10 @@ import numpy as np
 
 from recommender import progress
 from recommender.collaborative.datasets import InteractionData
-from recommender.collaborative.model import TextFeatures
 from recommender.evaluation.folds import item_cold_folds, sample_users, settings_for, without_items
 from recommender.evaluation.peers import aggregate_similarities
 from recommender.evaluation.splits import DenseItems, prepare_fold
+from recommender.features.tfidf import TfidfRepresentation
 from recommender.scoring.aggregation import TOP5
 from recommender.scoring.feedback import dismissed_penalty, linear_feedback_scores, negative_sample, neighbourhood
 from recommender.scoring.fusion import LEARNED_BASE, FusionWeights, default_weights, fuse, standardise
@@ -186,8 +186,6 @@ def simulate_user(user, relevant: np.ndarray, arms: dict, rounds: int = ROUNDS, 
 
 def _tfidf_users(data: InteractionData, test_items: np.ndarray, aggregation: str, users: int | None, seed: int):
     """(user, relevant) for the sampled users of a tf-idf fold (hashed tf-idf fitted on the training items)."""
-    from recommender.features.tfidf import TfidfRepresentation
-
     train_items = np.setdiff1d(np.arange(data.n_items), test_items)
     train_matrix = without_items(data.interactions, test_items)
     ngrams = (1, 2) if data.word_order_kept else (1, 1)
@@ -206,7 +204,8 @@ def _tfidf_users(data: InteractionData, test_items: np.ndarray, aggregation: str
 def _dense_users(data, test_items, items: DenseItems, weights: FusionWeights, settings, users, seed, user_type):
     """(user, relevant) for the sampled users of a dense fold (the same users _tfidf_users samples)."""
     fold = prepare_fold(data, test_items, settings, items)
-    features = TextFeatures(settings.n_features, settings.ngram_range).fit([data.texts[i] for i in fold.train_items])
+    features = TfidfRepresentation(settings.n_features, settings.ngram_range).fit(
+        [data.texts[i] for i in fold.train_items])
     test_rows = features.transform([data.texts[i] for i in test_items])
     extra = {"dense": fold.test_vectors @ fold.test_vectors.T,
              "lexical": (test_rows @ test_rows.T).toarray().astype(np.float32)}

@@ -12,9 +12,10 @@ from scipy import sparse
 
 from recommender.collaborative.datasets import InteractionData
 from recommender.collaborative.dense_model import fit_dense_map, knn_factors, train_dense_collaborative
-from recommender.collaborative.model import ALSSettings, TextFeatures
+from recommender.collaborative.model import ALSSettings
 from recommender.evaluation.folds import CROSS_FIT_PARTS, cross_fit_parts, without_items
 from recommender.evaluation.tfidf_peer import fit_text_map, train_collaborative
+from recommender.features.tfidf import TfidfRepresentation
 from recommender.scoring.adapter import ADAPTER_BETA, adapted
 
 
@@ -94,7 +95,8 @@ def _dense_fold(data: InteractionData, settings: ALSSettings, items: DenseItems,
     train_items, held_out, train_matrix = common["train_items"], common["test_items"], common["train_matrix"]
     vectors = items.vectors
     model = train_dense_collaborative(train_matrix, vectors, items.encoder_id, settings)
-    features = TextFeatures(settings.n_features, settings.ngram_range).fit([data.texts[i] for i in train_items])
+    features = TfidfRepresentation(settings.n_features, settings.ngram_range).fit(
+        [data.texts[i] for i in train_items])
     rows = features.transform(data.texts)
     return Fold(
         **common,

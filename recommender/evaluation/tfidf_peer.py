@@ -20,8 +20,9 @@ import numpy as np
 from scipy import sparse
 
 from recommender.collaborative.card import model_json
-from recommender.collaborative.model import ALSSettings, TextFeatures, confidence, fit_als
+from recommender.collaborative.model import ALSSettings, confidence, fit_als
 from recommender.errors import InputError
+from recommender.features.tfidf import TfidfRepresentation
 from recommender.store import write_npz
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def train_collaborative(
     settings = settings or ALSSettings()
     started = time.perf_counter()
     user_factors, item_factors = fit_als(interactions, settings)
-    features = TextFeatures(settings.n_features, settings.ngram_range)
+    features = TfidfRepresentation(settings.n_features, settings.ngram_range)
     saved = np.flatnonzero(np.asarray(interactions.getnnz(axis=0)) > 0)
     rows = features.fit([texts[i] for i in saved]).transform(list(texts))
     columns, weights, intercept = fit_text_map(rows[saved], item_factors[saved], settings.map_regularization)
@@ -101,12 +102,12 @@ class CollaborativeModel:
     provenance: dict = field(default_factory=dict)
     training_user_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
     training_item_factors: np.ndarray | None = field(default=None, repr=False, compare=False)
-    _features: TextFeatures | None = field(default=None, repr=False, compare=False)
+    _features: TfidfRepresentation | None = field(default=None, repr=False, compare=False)
 
     @property
-    def features(self) -> TextFeatures:
+    def features(self) -> TfidfRepresentation:
         if self._features is None:
-            self._features = TextFeatures(self.settings.n_features, self.settings.ngram_range, self.idf)
+            self._features = TfidfRepresentation(self.settings.n_features, self.settings.ngram_range, self.idf)
         return self._features
 
     def item_factors_for_rows(self, rows: sparse.csr_matrix) -> np.ndarray:

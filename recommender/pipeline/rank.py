@@ -64,7 +64,7 @@ def rank(recommender: Recommender, library: Library, options: RankOptions = Rank
         texts = [item.text for item in profile if item.text.strip()]
         rows = recommender.representation.transform(texts) if texts else None
         recs = apply_feedback(recs, [paper.id for paper in recommender.corpus], recommender.corpus_rows, feedback,
-                              profile_rows=rows, corpus_keys=getattr(recommender, "corpus_keys", None))
+                              profile_rows=rows, corpus_keys=recommender.corpus_keys)
         if feedback.shown:  # zotrec's collection: its papers stay unless beaten clearly, as sync keeps them
             recs = stable_recommendations(recs, feedback.shown, options.top_n, margin_for(options.stream))
     if options.top_n and not options.every_paper:

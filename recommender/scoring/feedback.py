@@ -133,30 +133,21 @@ def feedback_weight(corpus_rows) -> float:
     return DENSE_LINEAR_WEIGHT if is_dense(corpus_rows) else LINEAR_WEIGHT
 
 
-def twins(corpus_rows, positives: Sequence[int], keys: CorpusKeys | None = None) -> np.ndarray:
-    """The corpus rows that are a positive listed again (a preprint and its proceedings version, a duplicate
-    entry): the same DOI, URL or title key (`keys`: owned.CorpusKeys, the rule for owned papers) or a row at
-    cosine ≥ TWIN_COSINE, positives included. Drawn as negatives they would cancel the positive."""
-    positives = [int(index) for index in positives]
-    if not positives:
-        return np.zeros(0, dtype=np.int64)
-    near = np.flatnonzero(cosine(corpus_rows, corpus_rows[positives]).max(axis=1) >= TWIN_COSINE)
-    same = keys.same_paper(positives) if keys is not None else set(positives)
-    return np.union1d(near, np.fromiter(same, dtype=np.int64, count=len(same)))
-
-
 def neighbourhood(corpus_rows, positives: Sequence[int], keys: CorpusKeys | None = None,
                   nearest: int = NEAREST_KEPT_OUT) -> np.ndarray:
-    """The rows random negatives must not be drawn from: the positives, their `twins` and each one's `nearest`
-    closest papers. Drawn as negatives, a liked paper's neighbours taught the model to tell them from it, which
-    cancelled "More like this" on a small corpus (docs/evaluation-history.md, round 8)."""
+    """The rows random negatives must not be drawn from: the positives, their twins (the same paper listed again:
+    the same DOI, URL or title key by `keys`, owned.CorpusKeys' rule, or a row at cosine ≥ TWIN_COSINE) and each
+    one's `nearest` closest papers. Drawn as negatives, a liked paper's neighbours taught the model to tell them
+    from it, which cancelled "More like this" on a small corpus (docs/evaluation-history.md, round 8)."""
     positives = [int(index) for index in positives]
     if not positives:
         return np.zeros(0, dtype=np.int64)
     similarity = cosine(corpus_rows, corpus_rows[positives])  # corpus × positives
+    twins = np.flatnonzero(similarity.max(axis=1) >= TWIN_COSINE)
+    same = keys.same_paper(positives) if keys is not None else set(positives)
     count = min(nearest + 1, similarity.shape[0])  # + 1: the positive itself is its own nearest
     closest = np.argpartition(-similarity, count - 1, axis=0)[:count].ravel()
-    return np.union1d(twins(corpus_rows, positives, keys), closest)
+    return np.union1d(np.union1d(twins, closest), np.fromiter(same, dtype=np.int64, count=len(same)))
 
 
 def negative_sample(n_candidates: int, positives: int, exclude, seed: int = 0) -> np.ndarray:
@@ -175,7 +166,7 @@ def apply_feedback(recs: Sequence[Recommendation], corpus_ids: Sequence[str], co
     """Re-rank `recs` (normally the whole ranked corpus) with `feedback`; `corpus_rows[i]` is the feature row
     of `corpus_ids[i]`, `profile_rows` the rows of the library items the scores came from. Returns the new
     top `top_n` (0: all), ranks renumbered. `weight`: the linear model's (default: `feedback_weight`);
-    `corpus_keys`: the corpus's DOI, URL and title keys, so that a positive's `twins` are no negatives."""
+    `corpus_keys`: the corpus's DOI, URL and title keys, so that a positive's twins are no negatives."""
     if weight is None:
         weight = feedback_weight(corpus_rows)
     if liked_boost is None:

@@ -176,8 +176,9 @@ class SeenFilter:
 
         day = day or today()
         library = library_key(specs, options)
+        # a stat before a look at every paper
         if include or not seen_path().is_file() \
-                or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)):  # a stat before a look at every paper
+                or (corpus is not None and not any(is_daily(paper.id) for paper in corpus)):
             return cls(library, day, include=include)
         with SeenMemory(read_only=True) as memory:  # reading needs no write access
             first = memory.first_days(library)

@@ -76,3 +76,13 @@ def test_json_of_any_shape_in_any_field(name, container, data):
     if data.draw(st.booleans()):
         answer[data.draw(st.sampled_from(sorted(answer)))] = data.draw(JSON)
     read(name, json.dumps(answer).encode())
+
+
+@pytest.mark.parametrize("authorships", [1, "Ann Smith", {"author": {"display_name": "A"}}, None])
+def test_openalex_authorships_that_are_no_list_leave_a_work_without_authors(authorships):
+    """Hypothesis found it: `"authorships": 1` raised a TypeError out of the reader."""
+    answer = json.loads((SAVED / "openalex-works.json").read_bytes())
+    answer["results"][0]["authorships"] = authorships
+    page = parse_works(json.dumps(answer).encode(), "answer")
+    first = answer["results"][0]["id"].rsplit("/", 1)[-1]
+    assert [row["authors"] for row in page.rows if row["id"] == f"openalex:{first}"] == [[]]

@@ -79,7 +79,8 @@ def work_row(work: Any) -> tuple[dict[str, Any] | None, str]:
     doi = find_doi(work.get("doi"))
     location = work.get("primary_location") if isinstance(work.get("primary_location"), dict) else {}
     source = location.get("source") if isinstance(location.get("source"), dict) else {}
-    authors = [plain((a.get("author") or {}).get("display_name")) for a in work.get("authorships") or []
+    authorships = work.get("authorships") if isinstance(work.get("authorships"), list) else []
+    authors = [plain(a["author"].get("display_name")) for a in authorships
                if isinstance(a, dict) and isinstance(a.get("author"), dict)]
     return row(id=f"openalex:{short}", title=title, abstract=abstract(work.get("abstract_inverted_index")),
                authors=authors, url=(f"https://doi.org/{doi}" if doi else f"https://openalex.org/{short}"),

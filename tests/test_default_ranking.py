@@ -5,7 +5,8 @@ real libraries; scores and similarities may differ only in float noise (tests/ra
 The golden file was made by the code before the speed-ups and regenerated for issue 25's intended changes (the fine
 order of the top 50, the list covering the library's interests, the author step) and issue 23's seeds on their
 titled papers, and issue 39's earned seats (no interest's seat for a paper below the plain top 60)
-and labels. Regenerate it only for an intended change
+and labels, and issue 39's background (this 300-paper corpus is scored beside the bundled list, scoring/background.py).
+Regenerate it only for an intended change
 (it needs ../shared for the CiteULike library):
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD python -m tests.test_default_ranking
 """

@@ -3,6 +3,8 @@ was kept, with the old file whole and no temporary file left behind (issue 24)."
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import shutil
 import signal
@@ -92,9 +94,11 @@ def test_resuming_a_csv_with_a_cell_over_128_kib(lab, tmp_path):
     out = tmp_path / "scores.csv"
     assert score("--out", out, "--libraries", lab).returncode == 0
     header, first, *rest = out.read_text().splitlines(keepends=True)
-    user, rank, paper, title, value, reasons = first.rstrip("\n").split(",", 5)
-    long_title = "Long " * 40_000  # 200 KB, one cell
-    out.write_text(header + ",".join([user, rank, paper, long_title, value, reasons]) + "\n" + "".join(rest))
+    row = next(csv.reader([first]))  # a title may hold commas (then it is quoted)
+    long_title = row[3] = "Long " * 40_000  # the title: 200 KB, one cell
+    written = io.StringIO()
+    csv.writer(written, lineterminator="\n").writerow(row)
+    out.write_text(header + written.getvalue() + "".join(rest))
     result = score("--out", out, "--libraries", lab)
     assert result.returncode == 0, error_lines(result)
     assert "Traceback" not in result.stderr.decode()

@@ -138,7 +138,14 @@ def test_a_chinese_library_gets_one_warning_and_chinese_papers_matched_on_their_
     library_titles = {paper["title_zh"] for paper in library_zh}
     from recommender.features.lexical import LexicalIndex
 
-    index = LexicalIndex.fit([paper["title"] for paper in english] + [paper["title_zh"] for paper in corpus_zh])
+    from recommender.corpus.readers import load_corpus
+    from recommender.pipeline.build import bundled_background
+    from recommender.scoring.background import beside
+    from recommender.scoring.owned import CorpusKeys
+
+    # tf-idf is fitted on what is scored: the small corpus and the bundled list beside it (scoring/background.py)
+    papers = load_corpus([corpus]).papers
+    index = LexicalIndex.fit([paper.text for paper in papers + beside(papers, CorpusKeys(papers), bundled_background())])
     items = index.transform(sorted(library_titles))
     for paper in corpus_zh:
         row = listed[paper["doi"]]

@@ -12,6 +12,7 @@ from recommender.errors import EmptyLibraryError, RecommenderError, SettingError
 from recommender.items import LibraryItem, Paper
 from recommender.pipeline import Library, RankOptions
 from recommender.pipeline import rank as ranking
+from recommender.pipeline.build import background_for
 from recommender.scoring.fusion import DEFAULT_SCORING
 from recommender.scoring.owned import owned_mask
 from recommender.scoring.ranking import Recommender
@@ -73,13 +74,15 @@ def evaluate_library_holdout(
     model=None,
     representation="tfidf",
 ) -> HoldoutResult:
-    """Hide the newest `holdout` items, score corpus + hidden items from the rest, report the hidden ranks."""
+    """Hide the newest `holdout` items, score corpus + hidden items from the rest (a small corpus beside the
+    bundled list, as every command scores it), report the hidden ranks."""
     kept, hidden = newest_items(items, holdout)
     duplicates = owned_mask(hidden, corpus)
     candidates = [paper for paper, dup in zip(corpus, duplicates) if not dup]
     candidates += [Paper(id=f"holdout:{item.key}", title=item.title, abstract=item.abstract or None)
                    for item in hidden]
-    recommender = Recommender(candidates, aggregation=aggregation, model=model, representation=representation)
+    recommender = Recommender(candidates, aggregation=aggregation, model=model, representation=representation,
+                              background=background_for(len(candidates)))
     ranked = ranking(recommender, Library(kept), RankOptions(top_n=0))  # the one ranking (recommender/pipeline)
     rank_of = {rec.paper.id: rec.rank for rec in ranked}
     result = HoldoutResult(candidates=len(ranked), profile_items=len(kept),

@@ -72,3 +72,15 @@ def cosine(rows: sparse.csr_matrix | np.ndarray, columns: sparse.csr_matrix | np
     if not isinstance(product, np.ndarray):  # a scipy sparse result (or a matrix)
         product = product.toarray()
     return np.asarray(product, dtype=np.float32)
+
+
+def stacked(first, second):
+    """`first`'s rows, then `second`'s: two sets of rows of one kind (dense, sparse tf-idf or hybrid)."""
+    if isinstance(first, HybridRows):
+        return HybridRows(stacked(first.sparse_rows, second.sparse_rows), stacked(first.dense_rows, second.dense_rows),
+                          first.dense_weight)
+    if is_dense(first):
+        return np.vstack([first, second])
+    from scipy import sparse
+
+    return sparse.vstack([first, second], format="csr")

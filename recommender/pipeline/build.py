@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recommender.items import Paper
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
 from recommender.scoring.ranking import Recommender
 from recommender.store import code_fingerprint
@@ -54,7 +55,7 @@ def shipped_recommender(files: Sequence[Path | str], fetched: Sequence[Path] = (
     if not all(path.is_file() for path in paths):  # the reader gives the one-line error
         loaded = load_corpus(files, enrich_with=fetched)
         recommender = Recommender(loaded.papers, aggregation=aggregation, representation=representation or features,
-                                  model=model)
+                                  model=model, background=background_for(len(loaded.papers)))
         return Built(recommender, NO_CACHES, _notes(loaded))
     representation = representation or make_representation(features)
 
@@ -71,13 +72,34 @@ def shipped_recommender(files: Sequence[Path | str], fetched: Sequence[Path] = (
     prepared, key = prepare([*paths, *fetched], load, features, model_id, code_fingerprint(*PREPARED_CODE), matrix,
                             lambda papers: CorpusKeys(papers).to_json())
     recommender = Recommender(prepared.papers, aggregation=aggregation, representation=representation, model=model,
-                              corpus_rows=prepared.matrix, corpus_keys=CorpusKeys.from_json(prepared.keys))
+                              corpus_rows=prepared.matrix, corpus_keys=CorpusKeys.from_json(prepared.keys),
+                              background=background_for(len(prepared.papers)))
     state = None
     if keep_state and recommender.dense:  # dense rows: keep the library's rows and top-K for the next run
-        state = functools.partial(_library_state, f"{key}/{aggregation}/{code_fingerprint(*LIBRARY_STATE_CODE)}")
+        context = f"{key}/{aggregation}/{code_fingerprint(*LIBRARY_STATE_CODE)}"
+        state = functools.partial(_library_state, context + (f"/{recommender.background_tag}"
+                                                              if recommender.background_tag else ""))
     caches = ScoringCaches(corpus_memo=functools.partial(prepared_extra, key),  # partials: they cross to workers
                            library_state=state, library_memo=_library_memo if keep_state else None)
     return Built(recommender, caches, prepared.notes)
+
+
+def background_for(corpus_size: int) -> tuple[Paper, ...]:
+    """The papers a corpus of this size is scored beside (recommender/scoring/background.py): the bundled list
+    for a small corpus, none for a large one (which then never reads it)."""
+    from recommender.scoring.background import needs_background
+
+    return bundled_background() if needs_background(corpus_size) else ()
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_background() -> tuple[Paper, ...]:
+    """The bundled ICML 2025 list as the package ships it, never with the fetched abstracts: its texts are the
+    ones whose MiniLM vectors and collaborative factors are bundled, so the background costs no encoding."""
+    from recommender.corpus.default import default_corpus
+    from recommender.corpus.readers import load_corpus
+
+    return tuple(load_corpus(default_corpus().files).papers)
 
 
 def _library_state(context: str):

@@ -30,6 +30,14 @@ def _through(memo: Memo | None, name: str | None, build: Callable[[], dict[str, 
     return said() if memo is None or name is None else memo(name, said)
 
 
+def tagged(memo: Memo | None, tag: str) -> Memo | None:
+    """`memo` with every name followed by `tag` (the background scored beside the corpus: background.py), so
+    that arrays made beside one background are never read beside another; `memo` itself for no tag."""
+    if memo is None or not tag:
+        return memo
+    return lambda name, build: memo(f"{name}-background-{tag}", build)
+
+
 def factors_name(model) -> str | None:
     """The name a collaborative model's predicted factors are kept under (with the prepared corpus and
     in the kept library state): one per model version (its cache_id); None for a model without one."""

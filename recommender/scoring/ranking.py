@@ -18,7 +18,7 @@ import numpy as np
 
 from recommender.errors import EmptyLibraryError, InputError, SettingError
 from recommender.features import Representation, make_representation
-from recommender.features.base import cosine, is_dense
+from recommender.features.base import cosine, is_dense, stacked
 from recommender.items import LibraryItem, Paper, Reason, Recommendation
 from recommender.scoring.adapter import adapted, adapter_beta
 from recommender.scoring.aggregation import (
@@ -31,8 +31,9 @@ from recommender.scoring.aggregation import (
     top_values,
 )
 from recommender.scoring.authors import AuthorMatches, match_authors, with_authors
+from recommender.scoring.background import background_tag, beside
 from recommender.scoring.caches import NO_CACHES, ScoringCaches
-from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus
+from recommender.scoring.corpus_side import corpus_authors, corpus_factors, factors_name, lexical_corpus, tagged
 from recommender.scoring.evidence import combined, evidence_weights
 from recommender.scoring.facets import interest_name, interest_order
 from recommender.scoring.fusion import (
@@ -81,6 +82,8 @@ class Recommender:
         fusion.fine_weights); False keeps the fused order (as before issue 25).
     corpus_rows, corpus_keys : the rows and identity keys a prepared corpus already holds for these papers.
     interests : give each library interest its share of the list (facets.py); False keeps the score order.
+    background : papers a small corpus is scored beside and never shows (background.py: the bundled list); a
+        corpus as large as the background ignores it.
 
     Only scoring parameters and the corpus's own data: what a call may reuse between runs (the kept
     library state, arrays derived from the corpus, whether to keep the encoder loaded) is handed to each
@@ -99,16 +102,25 @@ class Recommender:
         corpus_keys: CorpusKeys | None = None,
         interests: bool = True,
         fine_order: bool = True,
+        background: Sequence[Paper] = (),
     ) -> None:
         if not corpus:
             raise InputError("the corpus has no papers")
-        self.corpus = list(corpus)
+        self.corpus = list(corpus)  # the papers a ranking shows
+        self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
+        extra = beside(self.corpus, self._corpus_keys, background)
+        # What is scored: the corpus, then the background papers beside it (none for a large corpus).
+        self._papers = self.corpus + extra
+        self.background_tag = background_tag(extra)
         if isinstance(representation, str):
             representation = make_representation(representation)
-        self.representation = representation.fit([paper.text for paper in self.corpus])
+        self.representation = representation.fit([paper.text for paper in self._papers])
         if corpus_rows is None:
             corpus_rows = self.representation.transform([paper.text for paper in self.corpus])
         self.corpus_rows = corpus_rows
+        self._rows = (stacked(corpus_rows, self.representation.transform([paper.text for paper in extra]))
+                      if extra else corpus_rows)
+        self._scored_keys = CorpusKeys(self._papers) if extra else self._corpus_keys
         self.dense = dense = is_dense(corpus_rows)  # MiniLM rows, not tf-idf or hybrid (features/base.py)
         if model is not None and not dense:
             raise SettingError("the collaborative model needs dense features (--features dense)")
@@ -123,7 +135,6 @@ class Recommender:
         parse_aggregation(self.base)
         self.beta = adapter_beta(model)
         self.title_only = sum(paper.abstract is None for paper in self.corpus)
-        self._corpus_keys = corpus_keys if corpus_keys is not None else CorpusKeys(self.corpus)
         self.interests = interests
         self._lexical = self._factors = self._adapted = None  # corpus-side arrays, made on first use
         self._authors = None  # the corpus authors' name keys, made on first use
@@ -155,22 +166,24 @@ class Recommender:
         if not profile_items:
             raise EmptyLibraryError("the library has no item with a title or abstract to learn from")
         texts = [item.text for item in profile_items]
-        owned = self._corpus_keys.owned(library)
+        owned = self._scored_keys.owned(library)
+        hidden = owned.copy()  # what the list never shows: the user's papers and the background
+        hidden[len(self.corpus):] = True
         steer_rows, prefer = self._steer_rows(steering), None  # the rows before the encoder may be released
         item_weights = (recency_weights([item.date_added for item in profile_items], steering.half_life_days)
                         if steering is not None and steering.half_life_days is not None else None)
         evidence = evidence_weights([item.item_type for item in profile_items])  # books weigh less (evidence.py)
         kept_state = caches.library_state() if caches.library_state is not None and self.dense else None
-        memo = caches.corpus_memo
+        memo = tagged(caches.corpus_memo, self.background_tag)
         with scoring_threads():
             release = None if caches.keep_encoder else self._release
             rows, values = self._content_values(texts, kept_state, release, evidence)
             unread = self._unread_items(texts, memo)
             if unread is not None:  # items MiniLM cannot read are matched on their tf-idf rows (unread.py)
-                values = unread.values(rows, self.corpus_rows, self.base, combined(item_weights, evidence))
+                values = unread.values(rows, self._rows, self.base, combined(item_weights, evidence))
             elif item_weights is not None:  # the kept state holds no recency-weighted values: these are not kept
                 weighted = scaled_rows(rows, combined(item_weights, evidence))
-                values = top_values(weighted, self.corpus_rows, self.base)
+                values = top_values(weighted, self._rows, self.base)
             scores = values.scores(self.base)
             if self.weights is not None:
                 signals = self.signals(texts, rows, scores, owned, values, item_weights, kept_state, memo)
@@ -185,17 +198,17 @@ class Recommender:
                 scores = steered_scores(scores, prefer, avoid, scale_for(self.representation))
         if kept_state is not None:
             kept_state.finish()  # the library state with every signal's values, for the next run
-        order = np.lexsort((np.arange(len(self.corpus)), -scores))
-        order = order[~owned[order]]
+        order = np.lexsort((np.arange(len(self._papers)), -scores))
+        order = order[~hidden[order]]
         # Steering texts say which way to lean: quotas by interest would undo that, so they step aside.
         cover = self.interests and steer_rows is None
         # The same order for every top_n (facets.py): the first k of -n N are the first k of -n M. The seats, their
         # bar and the interest each paper serves use the unweighted similarities; only the reasons weigh books less.
-        nearest = None if unread is None else functools.partial(unread.reasons, rows, self.corpus_rows)
+        nearest = None if unread is None else functools.partial(unread.reasons, rows, self._rows)
         # a seat needs the weak-list similarity (match.py); unread items' tf-idf reasons are on another scale
         calibration = CALIBRATIONS.get(self.representation.name)
         floor = calibration.low_best if calibration is not None and unread is None else 0.0
-        order, interests, unserved = (interest_order(profile_items, rows, self.corpus_rows, order, nearest=nearest,
+        order, interests, unserved = (interest_order(profile_items, rows, self._rows, order, nearest=nearest,
                                                      floor=floor, memo=caches.library_memo)
                                       if cover else (order, None, ()))
         if top_n:
@@ -221,8 +234,8 @@ class Recommender:
         """The chosen papers' best items and similarities, each item's similarities times its weight (None:
         unweighted), on the unread items' mixed similarities when there are any (unread.py)."""
         if unread is not None:
-            return unread.reasons(rows, self.corpus_rows, order, weights)
-        return reasons_for(rows if weights is None else scaled_rows(rows, weights), self.corpus_rows, order, self.base)
+            return unread.reasons(rows, self._rows, order, weights)
+        return reasons_for(rows if weights is None else scaled_rows(rows, weights), self._rows, order, self.base)
 
     def _steer_rows(self, steering: Steering | None):
         """The prefer then avoid texts' rows (None: no text)."""
@@ -238,7 +251,7 @@ class Recommender:
 
     def _steer_similarities(self, steering: Steering, steer_rows) -> tuple[np.ndarray, np.ndarray]:
         """(prefer texts × papers, avoid texts × papers) cosine similarities."""
-        similarities = cosine(steer_rows, self.corpus_rows).astype(np.float64)
+        similarities = cosine(steer_rows, self._rows).astype(np.float64)
         return similarities[: len(steering.prefer)], similarities[len(steering.prefer):]
 
     def _content_values(self, texts: list[str], kept_state=None, release=None,
@@ -246,12 +259,12 @@ class Recommender:
         """The texts' rows and each paper's best similarities to them, each item's times its `evidence`
         weight (the content topK's values); `release` frees the encoder once the rows are made."""
         if kept_state is not None:
-            return kept_state.score(texts, self.representation, self.corpus_rows, self.base, release=release,
+            return kept_state.score(texts, self.representation, self._rows, self.base, release=release,
                                     weights=evidence)
         rows = self.representation.transform(texts)
         if release is not None:
             release()
-        return rows, top_values(rows if evidence is None else scaled_rows(rows, evidence), self.corpus_rows,
+        return rows, top_values(rows if evidence is None else scaled_rows(rows, evidence), self._rows,
                                 self.base)
 
     def signals(self, texts: list[str], rows: np.ndarray, content: np.ndarray,
@@ -267,7 +280,7 @@ class Recommender:
         if self.model is not None and needs_factors(wanted, beta):
             factors = self._profile_factors(texts, kept_state)
         inputs = UserInputs(
-            content=content, rows=rows, candidates=self.corpus_rows, owned=owned, values=values,
+            content=content, rows=rows, candidates=self._rows, owned=owned, values=values,
             lexical=self._lexical_values(texts, item_weights, kept_state, memo) if "lexical" in wanted else None,
             factors=factors, user_vector=self.model.user_vector if self.model is not None else None,
             candidate_factors=self._corpus_factors(memo) if factors is not None and "collaborative" in wanted else None,
@@ -285,7 +298,7 @@ class Recommender:
     def _author_matches(self, items: Sequence[LibraryItem], memo=None) -> AuthorMatches:
         """The corpus authors who wrote these items (the name index made once per corpus)."""
         if self._authors is None:
-            self._authors = corpus_authors(self.corpus, memo)
+            self._authors = corpus_authors(self._papers, memo)
         return match_authors(self._authors, items)
 
     def _lexical_values(self, texts: list[str], item_weights: np.ndarray | None = None, kept_state=None,
@@ -309,13 +322,13 @@ class Recommender:
 
         if kept_state is None or parse_aggregation(self.base)[0] == "mean":
             return compute(None)
-        return kept_state.signal_values(f"lexical-{self.base}", len(self.corpus),
+        return kept_state.signal_values(f"lexical-{self.base}", len(self._papers),
                                         lambda n_items: kept(self.base, n_items), compute)
 
     def _lexical_corpus(self, memo=None):
         """(the tf-idf index fitted on the corpus, the corpus's tf-idf rows), made once."""
         if self._lexical is None:
-            self._lexical = lexical_corpus(self.corpus, memo)
+            self._lexical = lexical_corpus(self._papers, memo)
         return self._lexical
 
     def _unread_items(self, texts: list[str], memo=None) -> Unread | None:
@@ -324,7 +337,7 @@ class Recommender:
         if not self.dense:
             return None
         if self._unread_papers is None:  # a regular-expression search per paper: milliseconds, nothing to keep
-            self._unread_papers = unread_mask([paper.text for paper in self.corpus])
+            self._unread_papers = unread_mask([paper.text for paper in self._papers])
         items = unread_mask(texts)
         if not items.any() and not self._unread_papers.any():
             return None
@@ -339,13 +352,13 @@ class Recommender:
 
     def _corpus_factors(self, memo=None) -> np.ndarray:
         if self._factors is None:
-            self._factors = corpus_factors(self.corpus, self.model, memo)
+            self._factors = corpus_factors(self._papers, self.model, memo)
         return self._factors
 
     def _adapted_corpus(self, memo=None) -> np.ndarray:
         """The corpus rows in the adapter's space, made once (a batch scores many users)."""
         if self._adapted is None:
-            self._adapted = adapted(self.corpus_rows, self._corpus_factors(memo), self.beta)
+            self._adapted = adapted(self._rows, self._corpus_factors(memo), self.beta)
         return self._adapted
 
     def _release(self) -> None:

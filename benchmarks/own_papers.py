@@ -13,7 +13,7 @@ the step `recommend` applies, checked against `recommend` with the creators for 
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/own_papers.py [--min-papers 6] [--held-out 2] \
         [--weights '{"lexical": 0.024, "learned": 0.56, "collaborative": 0.2}'] [--fine '{"nearest": 0.3}'] \
-        [--self-validate] [--half 0|1] [--json OUT]
+        [--self-validate] [--half 0|1] [--in-area] [--json OUT]
 
 --weights / --fine add a row: the shipped model with those FusionWeights (keys it lacks are ignored with a
 warning) and that fine order ('{}': none; left out: the model's); repeat them for more rows in one run. --half 0 or 1
@@ -21,7 +21,9 @@ keeps one half of the researchers (all profiles of an author together; a fixed s
 chosen on one half can be judged on the other (issue 39). Prints a markdown table and the process's CPU seconds, wall
 time and peak RSS; --json also keeps each row's per-profile loss parts ("profile_losses", no author step) for
 paired comparisons between any two rows (`paired_se`), and the given rows' weights ("given": what
-benchmarks/weight_choice.py --own-papers reads).
+benchmarks/weight_choice.py --own-papers reads). --in-area scores each profile against its 20 candidates alone,
+the held-out expertise check's situation (`zotrec score` on the rated papers): the fine order then orders every
+candidate, where against the whole list it reaches few of them.
 """
 
 from __future__ import annotations
@@ -109,6 +111,20 @@ def rules(built, extra: list[tuple[FusionWeights | None, dict | None]]) -> dict[
     return out
 
 
+def in_area(recommender: Recommender, candidates: np.ndarray, background: list) -> Recommender:
+    """The same rule with the candidates alone as its corpus (the expertise check's situation), scored beside
+    `background` as `zotrec score` scores a small corpus (recommender/scoring/background.py; [] for none); tf-idf
+    rules are fitted on those papers, as `zotrec score` on them would be."""
+    papers = [recommender.corpus[number] for number in candidates]
+    narrowed = Recommender(papers, representation=recommender.representation if recommender.dense else "tfidf",
+                           aggregation=recommender.aggregation, model=recommender.model, weights=recommender.weights,
+                           corpus_rows=recommender.corpus_rows[candidates] if recommender.dense else None,
+                           corpus_keys=CorpusKeys(papers), interests=False, fine_order=bool(recommender.fine),
+                           background=background)
+    narrowed.fine = recommender.fine
+    return narrowed
+
+
 def held_out_rank(recommender: Recommender, items: list, profile: list[int], position: dict[int, int],
                   size: int) -> float:
     """The mean place (0: first) of each profile paper among the unowned corpus when the rest of the profile
@@ -153,6 +169,8 @@ def run(args) -> dict:
         scorers = {name: scorer for name, scorer in scorers.items()
                    if name == DEFAULT or any(name.startswith(prefix) for prefix in args.rules)}
     index, position = corpus_authors(corpus), {id(paper): number for number, paper in enumerate(corpus)}
+    if args.self_validate and args.in_area:
+        raise SystemExit("--self-validate ranks the profile among the whole list: not with --in-area")
     validated = SELF_VALIDATED if args.self_validate and NONE in scorers else None
     parts = {name: {"bare": [], "authors": []} for name in [DEFAULT, LIST_ORDER, *list(scorers)[1:]]
              + ([validated] if validated else [])}
@@ -162,7 +180,12 @@ def run(args) -> dict:
         items = [paper_item(corpus[p], f"own-{p}") for p in case.profile]
         bare = [dataclasses.replace(item, creators=()) for item in items]
         matches = match_authors(index, items)
+        if args.in_area:  # the bundled list without this case's papers: the candidates are papers it does not hold
+            mine = {int(n) for n in (*case.candidates, *case.profile)}
+            background = [] if args.no_background else [p for n, p in enumerate(corpus) if n not in mine]
         for name, recommender in scorers.items():
+            if args.in_area:
+                recommender = in_area(recommender, case.candidates, background)
             answer = recommender.recommend(bare, top_n=0)
             scores = full_scores(answer, position, len(corpus))
             owned = np.isinf(scores)
@@ -171,7 +194,8 @@ def run(args) -> dict:
             parts[name]["authors"].append((boosted[case.candidates], case.grades))
             if name == DEFAULT:  # the real path with creators: the same step, and the list a user sees
                 real = recommender.recommend(items, top_n=0)
-                mismatched += not np.allclose(full_scores(real, position, len(corpus)), boosted)
+                # (in-area, each author's cap counts the background's papers too: the check is the whole list's)
+                mismatched += not args.in_area and not np.allclose(full_scores(real, position, len(corpus)), boosted)
                 parts[LIST_ORDER]["bare"].append((full_scores(answer, position, len(corpus), True)[case.candidates],
                                                   case.grades))
                 parts[LIST_ORDER]["authors"].append((full_scores(real, position, len(corpus), True)[case.candidates],
@@ -249,6 +273,9 @@ def by_size(parts: dict, sizes: list[int]) -> dict:
 def table(result: dict) -> str:
     half = result["settings"].get("half")
     lines = [("" if half is None else f"Half {half} of the researchers: ")
+             + ((f"In-area (each profile's candidates alone as the corpus"
+                 f"{', no background' if result['settings'].get('no_background') else ', beside the bundled list'}): ")
+                if result["settings"].get("in_area") else "")
              + f"{result['profiles']} profiles ({result['authors']} authors with ≥ {result['settings']['min_papers']} "
              f"ICML 2025 papers; profiles of {result['profile_sizes'][0]}–{result['profile_sizes'][1]} titles), "
              f"{result['candidates']} candidates each; grades (2/1/0): "
@@ -296,6 +323,10 @@ def main() -> None:
                         help="only the rules whose names start so (and the default), e.g. 'dense top3' given")
     parser.add_argument("--self-validate", action="store_true",
                         help="add the row that picks the default or --model none per profile by its leave-one-out")
+    parser.add_argument("--in-area", action="store_true",
+                        help="score each profile against its candidates alone (the expertise check's situation)")
+    parser.add_argument("--no-background", action="store_true",
+                        help="with --in-area: the candidates alone, no background beside them (zotrec before issue 39)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(message)s")

@@ -33,13 +33,16 @@ from recommender.items import LibraryItem, Paper  # noqa: E402
 from recommender.pipeline.build import bundled_background, default_built  # noqa: E402
 from recommender.scoring.owned import CorpusKeys  # noqa: E402
 from recommender.scoring.ranking import Recommender  # noqa: E402
+from recommender.text import title_key  # noqa: E402
 
 MIN_SAVES = 6
 REFERENCE = "zotrec default, beside the bundled list"
 
 
-def cases(saves: list[np.ndarray], space, users: int, seed: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """(user, library item indices, candidate indices: the held-out save first) for `users` seeded users."""
+def cases(saves: list[np.ndarray], space, keys: list[str], users: int, seed: int
+          ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(user, library item indices, candidate indices: the held-out save first) for `users` seeded users whose
+    held-out save is not a copy of another of their saves (`keys`: each paper's title key)."""
     rng = np.random.default_rng(seed)
     eligible = [user for user, items in enumerate(saves) if len(items) >= MIN_SAVES]
     chosen = rng.choice(eligible, size=min(users, len(eligible)), replace=False)
@@ -48,7 +51,11 @@ def cases(saves: list[np.ndarray], space, users: int, seed: int) -> list[tuple[i
         items = saves[user]
         held_out = int(items[rng.integers(len(items))])
         library = np.array([item for item in items if item != held_out])
-        neighbours = nearest_papers(space, held_out, set(int(i) for i in items), NEIGHBOURS)
+        if keys[held_out] in {keys[i] for i in library}:
+            continue
+        # never the user's own papers, nor a copy of one under another id (CiteULike lists some papers twice)
+        own = set(int(i) for i in items) | {n for n, key in enumerate(keys) if key in {keys[i] for i in items}}
+        neighbours = nearest_papers(space, held_out, own - {held_out}, NEIGHBOURS)
         out.append((user, library, np.concatenate([[held_out], neighbours])))
     return out
 
@@ -72,7 +79,8 @@ def main() -> None:
     rules = {"zotrec default": dict(model=model), "zotrec --model none": dict(model=None),
              "dense top3": dict(aggregation="top3")}
     found: dict[str, list] = {}
-    for number, (_, library, candidates) in enumerate(cases(saves, space, args.users, args.seed)):
+    keys = [title_key(text) for text in texts]
+    for number, (_, library, candidates) in enumerate(cases(saves, space, keys, args.users, args.seed)):
         papers = [Paper(id=f"citeulike-a:{i}", title=texts[i]) for i in candidates]
         rows = representation.transform([paper.text for paper in papers])
         items = [LibraryItem(key=f"L{i}", title=texts[i]) for i in library]

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from .conftest import REPO
+
 from recommender.features.base import HybridRows, stacked
 from recommender.items import LibraryItem, Paper
 from recommender.pipeline.build import bundled_background
@@ -99,3 +101,18 @@ def test_a_small_corpus_is_scored_as_inside_corpus_and_background(representation
     assert [name for name, _ in alone] == [name for name, _ in inside]
     assert np.allclose([score for _, score in alone], [score for _, score in inside], rtol=1e-6, atol=1e-9)
     assert beside_it.corpus == corpus and beside_it.corpus_keys.size == len(corpus)  # the public corpus: its own
+
+
+def test_every_command_scores_a_small_corpus_file_beside_the_bundled_list(tmp_path, monkeypatch):
+    """The commands' one builder (pipeline/build.py) hands the background to a small corpus, never to a large one."""
+    from recommender.pipeline.build import background_for, shipped_recommender
+
+    monkeypatch.setenv("ZOTREC_CACHE_DIR", str(tmp_path / "cache"))
+    lines = (REPO / "recommender" / "data" / "icml2025.jsonl").read_text(encoding="utf-8").splitlines()
+    small = tmp_path / "small.jsonl"
+    small.write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
+    built = shipped_recommender([small], features="tfidf", aggregation="learned")
+    assert len(built.recommender.corpus) == 40 and built.recommender.background_tag
+    shown = built.recommender.recommend([LibraryItem(key="A", title="language models that reason")], top_n=0)
+    assert len(shown) == 40
+    assert background_for(BACKGROUND_SIZE) == () and len(background_for(40)) == BACKGROUND_SIZE

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from .conftest import REPO
-
 from recommender.features.base import HybridRows, stacked
 from recommender.items import LibraryItem, Paper
 from recommender.pipeline.build import bundled_background
 from recommender.scoring.background import BACKGROUND_SIZE, background_tag, beside, needs_background
 from recommender.scoring.owned import CorpusKeys
 from recommender.scoring.ranking import Recommender
+
+from .conftest import REPO
 
 TOPICS = ["graph neural networks message passing molecules", "reinforcement learning policy gradient exploration",
           "diffusion models image generation sampling", "bayesian optimisation gaussian process kernels",
